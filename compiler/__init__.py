@@ -1,0 +1,1 @@
+"""Everything that touches torch.compile internals (the only package using private APIs)."""

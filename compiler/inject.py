@@ -1,0 +1,228 @@
+"""Plant a known bug in Inductor's code generation, visibly.
+
+Every injection goes through this module so the tool can see it: the capture run reports the
+active injections, workers re-apply them before compiling a candidate, and repro.py carries
+them inline (see `injection_source`). A bug that only lives in a user's monkeypatch would be
+invisible to fresh processes; one planted here is not.
+
+An injection wraps the method that prints one op in an overrides class (C++ scalar, C++
+vectorized, Triton) and rewrites the expression it returns with a template:
+`{out}` is the correct expression, `{x}` (or `{0}`, `{1}`, ...) the op's arguments.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+# Where each codegen path prints its ops.
+PATH_CLASSES = {
+    "cpp": ("torch._inductor.codegen.cpp", "CppOverrides"),
+    "cppvec": ("torch._inductor.codegen.cpp", "CppVecOverrides"),
+    "triton": ("torch._inductor.codegen.triton", "TritonOverrides"),
+}
+ALL_PATHS = ("cpp", "cppvec", "triton")
+
+# Templates by kind (and, for accuracy, by form) and path.
+TEMPLATES = {
+    ("compile_error", None): {p: "compile error!" for p in ALL_PATHS},
+    ("runtime_error", None): {
+        "cpp": "{out}; throw 1",
+        "cppvec": "{out}; throw 1",
+        "triton": 'triton_helpers.device_assert_then(({out}) != ({out}), "injected assert fail", {out})',
+    },
+    ("accuracy", "add_one"): {
+        "cpp": "{out} + decltype({out})(1)",
+        "cppvec": "{out} + decltype({out})(1)",
+        "triton": "{out} + 1",
+    },
+    ("accuracy", "negate"): {
+        "cpp": "decltype({out})(0) - ({out})",
+        "cppvec": "decltype({out})(0) - ({out})",
+        "triton": "0 - ({out})",
+    },
+    ("accuracy", "double"): {
+        "cpp": "decltype({out})(2) * ({out})",
+        "cppvec": "decltype({out})(2) * ({out})",
+        "triton": "2 * ({out})",
+    },
+    ("accuracy", "constant"): {
+        "cpp": "decltype({out})(3)",
+        "cppvec": "decltype({out})(3)",
+        "triton": "({out}) * 0 + 3",
+    },
+    ("accuracy", "truncate"): {
+        "cpp": "std::trunc({out})",
+        "cppvec": "({out}).trunc()",
+        "triton": "libdevice.trunc({out})",
+    },
+}
+KINDS = ("compile_error", "runtime_error", "accuracy")
+ACCURACY_FORMS = tuple(form for kind, form in TEMPLATES if kind == "accuracy")
+
+
+@dataclass(frozen=True)
+class Injection:
+    """One planted bug: `op` printed wrongly on `paths` according to `kind`/`form`/`template`."""
+
+    op: str
+    kind: str = "accuracy"
+    form: str | None = None
+    paths: tuple[str, ...] = ALL_PATHS
+    template: str | None = None  # overrides kind/form: the exact code printed for the op
+
+    def template_for(self, path: str) -> str:
+        if self.template is not None:
+            return self.template
+        form = self.form or ("add_one" if self.kind == "accuracy" else None)
+        return TEMPLATES[(self.kind, form)][path]
+
+    def describe(self) -> str:
+        how = f"template {self.template!r}" if self.template else (self.form or self.kind)
+        return f"{self.op} {self.kind} ({how}) on {'/'.join(self.paths)}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict) -> "Injection":
+        return Injection(**{**d, "paths": tuple(d.get("paths", ALL_PATHS))})
+
+
+@dataclass
+class _Applied:
+    injection: Injection
+    undo: list = field(default_factory=list)
+
+
+ACTIVE: list[_Applied] = []
+
+
+def patch_op(cls, op: str, template: str):
+    """Wrap `cls.op` so it prints `template` instead; returns the original attribute.
+
+    Kept free of this project's imports: repro.py carries this function's source verbatim.
+    The wrapper must be *named* `op`: CppVecOverrides finds its scalar fallback by name.
+    """
+    original = cls.__dict__[op]
+    inner = original.__func__ if isinstance(original, staticmethod) else original
+
+    def patched(*args, **kwargs):
+        out = inner(*args, **kwargs)
+        return template.format(*args, out=out, x=args[0] if args else "")
+
+    patched.__name__ = op
+    setattr(cls, op, staticmethod(patched))
+    return original
+
+
+def disable_hiding_caches() -> None:
+    """Whole-graph caches key on the graph and config, not on patched codegen: turn them off."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fx_graph_cache = False
+    inductor_config.fx_graph_remote_cache = False
+    functorch_config.enable_autograd_cache = False
+
+
+def _class_for(path: str):
+    module, name = PATH_CLASSES[path]
+    return getattr(importlib.import_module(module), name)
+
+
+def apply(injection: Injection) -> _Applied:
+    """Plant `injection` now (process-wide) and remember it in ACTIVE."""
+    if injection.kind not in KINDS:
+        raise ValueError(f"unknown injection kind {injection.kind!r}; choose from {', '.join(KINDS)}")
+    applied = _Applied(injection)
+    for path in injection.paths:
+        if path not in PATH_CLASSES:
+            raise ValueError(f"unknown codegen path {path!r}; choose from {', '.join(ALL_PATHS)}")
+        cls = _class_for(path)
+        if injection.op not in cls.__dict__:
+            if path == "cpp" or injection.paths == (path,):
+                raise ValueError(f"{cls.__name__} prints no op named {injection.op!r}")
+            continue  # e.g. an op Triton prints through a generic path: nothing to patch there
+        original = patch_op(cls, injection.op, injection.template_for(path))
+        applied.undo.append((cls, injection.op, original))
+    disable_hiding_caches()
+    ACTIVE.append(applied)
+    return applied
+
+
+def remove(applied: _Applied) -> None:
+    for cls, op, original in reversed(applied.undo):
+        setattr(cls, op, original)
+    if applied in ACTIVE:
+        ACTIVE.remove(applied)
+
+
+def inject_bug(op: str, kind: str = "accuracy", *, form: str | None = None,
+               paths: tuple[str, ...] = ALL_PATHS, template: str | None = None) -> _Applied:
+    """Plant a bug for the rest of the process (what corpus scripts call at their top)."""
+    return apply(Injection(op, kind, form, tuple(paths), template))
+
+
+@contextlib.contextmanager
+def injected(*injections: Injection) -> Iterator[None]:
+    """Plant bugs for the duration of a `with` block."""
+    applied = [apply(i) for i in injections]
+    try:
+        yield
+    finally:
+        for a in reversed(applied):
+            remove(a)
+
+
+def active() -> list[Injection]:
+    return [a.injection for a in ACTIVE]
+
+
+def parse_spec(spec: str) -> Injection:
+    """`op:kind[:form][@path,path]`, e.g. `neg:accuracy:double@cpp,cppvec` (the --inject option)."""
+    paths = ALL_PATHS
+    if "@" in spec:
+        spec, where = spec.split("@", 1)
+        paths = tuple(p for p in where.split(",") if p)
+    parts = spec.split(":")
+    if not parts[0] or len(parts) > 3:
+        raise ValueError(f"bad injection {spec!r}: expected op:kind[:form][@paths]")
+    kind = parts[1] if len(parts) > 1 else "accuracy"
+    form = parts[2] if len(parts) > 2 else None
+    if kind not in KINDS:
+        raise ValueError(f"bad injection kind {kind!r}; choose from {', '.join(KINDS)}")
+    if form is not None and (kind, form) not in TEMPLATES:
+        raise ValueError(f"bad accuracy form {form!r}; choose from {', '.join(ACCURACY_FORMS)}")
+    return Injection(parts[0], kind, form, paths)
+
+
+def _without_docstring(source: str) -> str:
+    import ast
+
+    fn = ast.parse(source).body[0]
+    if isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant):
+        fn.body = fn.body[1:]
+    return ast.unparse(fn)
+
+
+def injection_source(injections: list[Injection]) -> str:
+    """Standalone code that plants `injections` (for repro.py): needs only torch."""
+    import inspect
+
+    if not injections:
+        return ""
+    lines = ["# Injected codegen bug(s), planted through minify's injection API:"]
+    lines += [f"#   {i.describe()}" for i in injections]
+    lines.append(_without_docstring(inspect.getsource(patch_op)))
+    modules = sorted({PATH_CLASSES[p][0] for i in injections for p in i.paths})
+    lines += [f"import {m}" for m in modules]
+    for i in injections:
+        for path in i.paths:
+            module, name = PATH_CLASSES[path]
+            lines.append(f"if {i.op!r} in {module}.{name}.__dict__:")
+            lines.append(f"    patch_op({module}.{name}, {i.op!r}, {i.template_for(path)!r})")
+    lines.append("torch._inductor.config.fx_graph_cache = False  # caches would hide the patch")
+    lines.append("torch._functorch.config.enable_autograd_cache = False")
+    return "\n".join(lines) + "\n"

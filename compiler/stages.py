@@ -1,0 +1,67 @@
+"""Run a module through one compiler stage with the user's compile settings.
+
+Stages in pipeline order: Dynamo capture alone (`eager`), AOTAutograd (`aot_eager`), AOT
+with Inductor's decompositions and partitioner (`aot_eager_decomp_partition`), and the
+full backend (`inductor`). The first stage that shows a failure says whose bug it is.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+import torch
+
+STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+
+
+@dataclass
+class CompileSpec:
+    """How the user's script called torch.compile, plus the Inductor config it changed."""
+
+    backend: str = "inductor"
+    mode: str | None = None
+    options: dict | None = None
+    dynamic: bool | None = None
+    fullgraph: bool = False
+    config: dict = field(default_factory=dict)  # inductor config values that differ from defaults
+    grad_enabled: bool = True  # grad mode of the call that ran the graph
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict) -> "CompileSpec":
+        return CompileSpec(**{k: v for k, v in d.items() if k in CompileSpec.__dataclass_fields__})
+
+    def compile_kwargs(self, stage: str = "inductor") -> dict:
+        """Keyword arguments of torch.compile for `stage` (mode/options only reach the last)."""
+        kwargs: dict = {"backend": self.backend if stage == "inductor" else stage}
+        if self.dynamic is not None:
+            kwargs["dynamic"] = self.dynamic
+        if stage == "inductor":
+            if self.mode:
+                kwargs["mode"] = self.mode
+            if self.options:
+                kwargs["options"] = dict(self.options)
+        return kwargs
+
+
+def compile_for_stage(model: torch.nn.Module, stage: str, spec: CompileSpec) -> Callable:
+    """A callable that runs `model` through `stage` (compiling lazily, at the first call)."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}")
+    return torch.compile(model, **spec.compile_kwargs(stage))
+
+
+@contextlib.contextmanager
+def fresh_compile_state(spec: CompileSpec) -> Iterator[None]:
+    """Forget earlier compiles and apply the user's Inductor config for one check."""
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(_known_keys(spec.config)), torch.set_grad_enabled(spec.grad_enabled):
+        yield
+
+
+def _known_keys(config: dict) -> dict:
+    known = torch._inductor.config.get_config_copy()
+    return {k: v for k, v in config.items() if k in known}

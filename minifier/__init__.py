@@ -1,0 +1,1 @@
+"""The search: oracles and failure signatures, localization, reduction, workers, CLI, reports."""

@@ -1,0 +1,5 @@
+import sys
+
+from minifier.cli import main
+
+sys.exit(main())

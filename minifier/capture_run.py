@@ -1,0 +1,78 @@
+"""Start the capture process on the user's script and read back what it recorded."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minifier.signature import crash_signature, hang_signature
+from minifier.workers import PROJECT_ROOT
+
+
+@dataclass
+class GraphRecord:
+    index: int
+    folder: Path
+    nodes: int
+    record: dict
+    failure: dict | None = None
+
+    @property
+    def replayable(self) -> bool:
+        return "unsupported" not in self.record and (self.folder / "inputs.pt").exists()
+
+
+@dataclass
+class Capture:
+    graphs: list[GraphRecord]
+    script: dict  # how the script ended: ok / exit / error / crash / hang
+    seconds: float
+    injections: list[dict] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[GraphRecord]:
+        return [g for g in self.graphs if g.failure]
+
+
+def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float) -> Capture:
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+    start = time.perf_counter()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "compiler.capture", str(script), str(folder), *args],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                cwd=str(script.parent))
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = None
+    seconds = time.perf_counter() - start
+    graphs = _read_graphs(folder)
+    script_file = folder / "script.json"
+    if script_file.exists() and code == 0:
+        script_result = json.loads(script_file.read_text())
+    else:
+        kind, sig, msg = crash_signature(code, "inductor") if code is not None else hang_signature(timeout, "inductor")
+        script_result = {"status": kind, "message": msg, "returncode": code}
+        marker = folder / "calling"
+        if marker.exists() and graphs:
+            culprit = graphs[int(marker.read_text())]
+            if not culprit.failure:
+                culprit.failure = {"kind": kind, "signature": sig, "message": msg, "when": "run"}
+    injections = next((g.record.get("injections") for g in graphs if g.record.get("injections")), [])
+    injections = script_result.get("injections") or injections
+    return Capture(graphs, script_result, seconds, injections)
+
+
+def _read_graphs(folder: Path) -> list[GraphRecord]:
+    graphs = []
+    for path in sorted(folder.glob("graph_*"), key=lambda p: int(p.name.split("_")[1])):
+        record = json.loads((path / "record.json").read_text())
+        graphs.append(GraphRecord(record["index"], path, record["nodes"], record, record.get("failure")))
+    return graphs

@@ -1,0 +1,80 @@
+"""Failure signatures: what makes two failures the same bug.
+
+A candidate reproduces only if its signature equals the original's, so the normalization
+here decides what may change during reduction (temp paths, addresses, kernel and variable
+numbering, sizes) and what may not (stage, failure kind, exception type, the error itself).
+
+Standalone on purpose (stdlib + torch only): repro.py embeds this file verbatim.
+"""
+import re
+import signal
+
+# Exceptions that only wrap the real one.
+WRAPPER_TYPES = ("BackendCompilerFailed", "InductorError")
+COMPILE_ERROR_TYPES = ("BackendCompilerFailed", "InductorError", "CppCompileError",
+                       "LoweringException", "CompilationError")
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The innermost exception that is not just a wrapper."""
+    seen = 0
+    while type(exc).__name__ in WRAPPER_TYPES and seen < 10:
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+        if inner is None:
+            break
+        exc, seen = inner, seen + 1
+    return exc
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    """Raised while compiling (wrapped by Dynamo/Inductor), not by the compiled code."""
+    names = {type(exc).__name__, type(unwrap(exc)).__name__}
+    return bool(names & set(COMPILE_ERROR_TYPES))
+
+
+def key_line(message: str) -> str:
+    """The line that identifies an error: a compiler's first `error:` line, else the first line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        if re.search(r"\berror\b:", line):
+            return line[re.search(r"\berror\b:", line).start():]
+    return lines[0] if lines else ""
+
+
+def normalize(text: str) -> str:
+    """Strip what varies between runs of the same bug: paths, addresses, numbering, sizes."""
+    text = text.replace("\u2018", "'").replace("\u2019", "'")
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    text = re.sub(r"(/[\w.\-+]+)+/?", "<path>", text)
+    text = re.sub(r"\b(tmp|buf|arg|in_ptr|out_ptr|x|xindex|r|kernel)\d+", r"\1N", text)
+    text = re.sub(r"\d+", "N", text)
+    return re.sub(r"\s+", " ", text).strip()[:300]
+
+
+def exception_signature(exc: BaseException, stage: str) -> tuple:
+    """(kind, signature, one-line message) for an exception raised by compiled code or its compile."""
+    kind = "compile_error" if is_compile_error(exc) else "runtime_error"
+    inner = unwrap(exc)
+    line = key_line(str(inner))
+    sig = f"{kind}@{stage}|{type(inner).__name__}|{normalize(line)}"
+    return kind, sig, f"{type(inner).__name__}: {line}"[:500]
+
+
+def crash_signature(returncode: int, stage: str) -> tuple:
+    """(kind, signature, message) for a process killed by a signal or exiting abnormally."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+    else:
+        name = f"exit {returncode}"
+    return "crash", f"crash@{stage}|{name}", f"process died: {name}"
+
+
+def hang_signature(seconds: float, stage: str) -> tuple:
+    return "hang", f"hang@{stage}", f"no answer within {seconds:.0f} s"
+
+
+def accuracy_signature(stage: str) -> str:
+    return f"accuracy@{stage}"

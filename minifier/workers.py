@@ -1,0 +1,122 @@
+"""A pool of warm worker processes; a worker that dies or hangs is recorded and replaced.
+
+Each worker imports torch once and checks many candidates (see minifier/worker.py). A crash
+in compiled code (SIGSEGV, SIGABRT) kills only the worker: the job's answer becomes a
+`crash` failure carrying the signal, and a fresh worker takes its place.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import select
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from minifier.signature import crash_signature, hang_signature
+from minifier.worker import read_message, write_message
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+class Worker:
+    def __init__(self, log_path: Path):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "minifier.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=str(log_path.parent))
+        self.jobs = 0
+
+    def ask(self, job: dict, timeout: float) -> dict:
+        """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
+        stage = job.get("stage", "inductor")
+        try:
+            write_message(self.proc.stdin, job)
+        except (BrokenPipeError, OSError):
+            return self._died(stage)
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.kill()
+            kind, sig, msg = hang_signature(timeout, stage)
+            return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": timeout}
+        answer = read_message(self.proc.stdout)
+        if answer is None:
+            return self._died(stage)
+        self.jobs += 1
+        return answer
+
+    def _died(self, stage: str) -> dict:
+        code = self.proc.wait()
+        kind, sig, msg = crash_signature(code, stage)
+        return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.log.close()
+
+
+class WorkerPool:
+    """`size` warm workers; `submit` runs a job on the next free one."""
+
+    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0):
+        self.size = max(1, size)
+        self.log_dir = log_dir
+        self.timeout = timeout
+        self.idle: queue.Queue[Worker] = queue.Queue()
+        self.restarts = 0
+        self.lock = threading.Lock()
+        self.executor = ThreadPoolExecutor(self.size)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        for i in range(self.size):
+            self.idle.put(self._start(i))
+        self.warmups = [self.submit({"op": "warmup"}) for _ in range(self.size)]
+
+    def _start(self, i: int) -> Worker:
+        return Worker(self.log_dir / f"worker-{i}.log")
+
+    def submit(self, job: dict) -> Future:
+        return self.executor.submit(self._run, job)
+
+    def run(self, job: dict) -> dict:
+        return self.submit(job).result()
+
+    def _run(self, job: dict) -> dict:
+        worker = self.idle.get()
+        start = time.perf_counter()
+        try:
+            answer = worker.ask(job, job.get("timeout", self.timeout))
+        finally:
+            if not worker.alive:
+                with self.lock:
+                    self.restarts += 1
+                    index = self.restarts
+                worker.close()
+                worker = self._start(self.size + index)
+            self.idle.put(worker)
+        answer.setdefault("wall", time.perf_counter() - start)
+        return answer
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+        while not self.idle.empty():
+            self.idle.get().close()

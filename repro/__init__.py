@@ -1,0 +1,1 @@
+"""Artifacts: saved inputs, repro scripts, regression tests, replay and verification."""

@@ -1,0 +1,32 @@
+"""Run a written repro.py the way a maintainer would: fresh process, another directory."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Verification:
+    reproduced: bool
+    returncode: int
+    line: str  # the repro's one-line verdict
+    seconds: float
+
+
+def run_repro(repro: Path, timeout: float = 600.0) -> Verification:
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
+        try:
+            proc = subprocess.run([sys.executable, str(repro.resolve())], cwd=elsewhere, capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Verification(False, -1, f"repro.py did not finish within {timeout:.0f} s",
+                                time.perf_counter() - start)
+    verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("REPRODUCED", "NOT REPRODUCED"))]
+    line = verdicts[-1] if verdicts else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return Verification(proc.returncode == 1 and line.startswith("REPRODUCED"), proc.returncode, line,
+                        time.perf_counter() - start)
