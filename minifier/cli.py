@@ -54,5 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     return result.code
 
 
-if __name__ == "__main__":
+def main_exit() -> None:
+    """Console-script entry point."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    main_exit()

@@ -71,7 +71,7 @@ def check_script(script: Path) -> None:
 
 
 def output_folder(opts: Options) -> Path:
-    out = opts.out or Path("minify-out") / opts.script.stem
+    out = (opts.out or Path("minify-out") / opts.script.stem).resolve()
     if out.resolve() == opts.script.resolve().parent:
         raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,95 @@
+"""The one oracle, on real eager and real Inductor runs."""
+import torch
+
+from minifier.oracle import check, clone_input, compare
+from minifier.signature import normalize
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def test_integer_and_bool_outputs_are_compared_exactly():
+    a = torch.tensor([1, 2, 3])
+    assert compare(a, a.clone())[0]
+    assert not compare(a, a + torch.tensor([0, 0, 1]))[0]
+    b = torch.tensor([True, False])
+    assert not compare(b, ~b)[0]
+
+
+def test_float_noise_passes_and_real_error_fails():
+    torch.manual_seed(0)
+    x = torch.randn(1000)
+    ref = x.double()
+    assert compare(x, x + 1e-7, ref)[0]
+    ok, metrics = compare(x, x + 1, ref)
+    assert not ok and metrics[0]["max_abs_err"] > 0.9 and metrics[0]["mismatch_fraction"] == 1.0
+
+
+def test_compiled_relu_accuracy_bug_fails_and_fix_passes():
+    torch._dynamo.reset()
+    model = Fn(torch.relu)
+    x = [torch.randn(64)]
+    with torch._inductor.config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}):
+        outcome = check(model, x, torch.compile(model))
+    assert outcome.status == "fail" and outcome.kind == "accuracy" and outcome.signature == "accuracy@inductor"
+    torch._dynamo.reset()
+    assert check(model, x, torch.compile(model)).status == "pass"
+
+
+def test_compile_error_signature_is_normalized():
+    torch._dynamo.reset()
+    model = Fn(lambda x: torch.relu(x) + 1)
+    with torch._inductor.config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}):
+        outcome = check(model, [torch.randn(8)], torch.compile(model))
+    assert outcome.status == "fail" and outcome.kind == "compile_error"
+    assert outcome.signature == "compile_error@inductor|CppCompileError|error: 'compile' was not declared in this scope"
+
+
+def test_nondeterministic_eager_is_invalid():
+    model = Fn(lambda x: x + torch.rand_like(x))
+    outcome = check(model, [torch.zeros(8)], model)
+    assert outcome.status == "invalid" and outcome.kind == "nondeterministic"
+
+
+def test_eager_nan_is_not_a_compiler_bug():
+    model = Fn(lambda x: torch.log(x))
+    wrong = Fn(lambda x: torch.zeros_like(x))
+    outcome = check(model, [torch.tensor([-1.0, 2.0])], wrong)
+    assert outcome.status == "invalid" and outcome.kind == "eager_nonfinite"
+
+
+def test_eager_error_is_invalid():
+    model = Fn(lambda x: x.view(3, 5))
+    assert check(model, [torch.ones(4)], model).status == "invalid"
+
+
+def test_mutated_inputs_are_outputs_too():
+    def good(x):
+        x.add_(1)
+        return x.sum()
+
+    def bad(x):
+        x.add_(2)
+        return (x - 1).sum()
+
+    assert check(Fn(good), [torch.ones(4)], Fn(bad)).status == "fail"
+
+
+def test_clone_input_keeps_layout():
+    base = torch.arange(40.0).reshape(5, 8)
+    view = base.t()[1:, 2:]
+    copy = clone_input(view)
+    assert copy.stride() == view.stride() and copy.storage_offset() == view.storage_offset()
+    assert torch.equal(copy, view) and copy.untyped_storage().data_ptr() != view.untyped_storage().data_ptr()
+
+
+def test_normalize_strips_what_varies():
+    a = normalize("/tmp/torchinductor_root/ab/cab12.cpp:15:33: error: 'tmp3' at 0x7f00ab")
+    b = normalize("/tmp/torchinductor_root/zz/czz99.cpp:7:1: error: 'tmp12' at 0x10")
+    assert a == b
