@@ -136,13 +136,16 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session):
     return call
 
 
-def install(session: Session) -> None:
-    """Replace torch.compile by a recording version (the script sees no other difference)."""
+def install(session: Session, eager: bool = False) -> None:
+    """Replace torch.compile by a recording version (the script sees no other difference),
+    or, with `eager`, by one that compiles nothing: the script's own behaviour without the compiler."""
     original = torch.compile
 
     @functools.wraps(original)
     def recording_compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
                           mode=None, options=None, disable=False, **kwargs):
+        if eager:
+            return (lambda m: m) if model is None else model
         rec = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
         if model is None:
             return lambda m: original(m, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
@@ -151,10 +154,10 @@ def install(session: Session) -> None:
     torch.compile = recording_compile
 
 
-def run_script(script: Path, args: list[str], out: Path) -> int:
+def run_script(script: Path, args: list[str], out: Path, eager: bool = False) -> int:
     out.mkdir(parents=True, exist_ok=True)
     session = Session(out)
-    install(session)
+    install(session, eager)
     result: dict = {"status": "ok"}
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))
@@ -177,9 +180,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m compiler.capture")
     parser.add_argument("script", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--eager", action="store_true", help="run without compiling anything")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
-    sys.exit(run_script(ns.script.resolve(), ns.args, ns.out))
+    sys.exit(run_script(ns.script.resolve(), ns.args, ns.out, ns.eager))
 
 
 if __name__ == "__main__":

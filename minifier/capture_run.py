@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from minifier.signature import crash_signature, hang_signature
-from minifier.workers import PROJECT_ROOT
+from minifier.workers import module_command
 
 
 @dataclass
@@ -38,14 +36,15 @@ class Capture:
         return [g for g in self.graphs if g.failure]
 
 
-def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float) -> Capture:
+def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float,
+                eager: bool = False) -> Capture:
+    """Run the script under the recording backend (or, with `eager`, with nothing compiled)."""
     folder.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
     start = time.perf_counter()
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "compiler.capture", str(script), str(folder), *args],
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+        proc = subprocess.Popen([*module_command("compiler.capture"), str(script), str(folder),
+                                 *(["--eager"] if eager else []), *args],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=str(script.parent))
         try:
             code = proc.wait(timeout=timeout)

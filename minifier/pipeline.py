@@ -84,6 +84,7 @@ def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
     gm = fx.symbolic_trace(module_from_source(source))
     inputs = load_inputs(record.folder / "inputs.pt")
     for p in placeholders(gm):
+        p.target = p.name  # `def forward(self, x)` rather than `def forward(self, L_x_): x = L_x_`
         p.meta["value"] = p.name
     return gm, inputs
 
@@ -134,7 +135,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     ui.capture_done(capture)
     failing = [g for g in capture.failing if g.failure["kind"] != "nondeterministic"]
     if not failing:
-        return _nothing_failed(capture, out, start, work)
+        return _nothing_failed(opts, capture, out, start, work)
     target = next((g for g in failing if g.replayable), None)
     if target is None:
         raise UserError(f"graph {failing[0].index} fails ({failing[0].failure['message']}) but could not be "
@@ -197,26 +198,39 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     return Result(code, report)
 
 
+def _script_failure(script: dict) -> str:
+    """How a script run ended, in one line (comparable between a compiled and an eager run)."""
+    status = script.get("status")
+    if status == "error":
+        first = (script.get("message") or "").strip().splitlines()
+        return f"{script.get('type')}: {first[0] if first else ''}"[:300]
+    if status == "exit":
+        return f"exit status {script.get('code')}"
+    return script.get("message", status or "")
+
+
 def _graph_row(g: GraphRecord) -> dict:
     return {"index": g.index, "nodes": g.nodes, "failing": bool(g.failure),
             "kind": (g.failure or {}).get("kind"), "message": (g.failure or {}).get("message"),
             "verdict": (g.record.get("verdict") or {}).get("status")}
 
 
-def _nothing_failed(capture: Capture, out: Path, start: float, work: Path) -> Result:
+def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path) -> Result:
     script = capture.script
     report = {"status": "nothing_failed", "graphs": [_graph_row(g) for g in capture.graphs],
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
               "wall_seconds": round(time.perf_counter() - start, 2)}
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    if script.get("status") == "error":
-        raise UserError(f"the script fails on its own, not in a compiled graph: {script.get('type')}: "
-                        f"{(script.get('message') or '').splitlines()[0] if script.get('message') else ''}"
-                        f" (see {work / 'script.log'})", EXIT_BAD_INPUT)
-    if script.get("status") == "exit" and script.get("code"):
-        raise UserError(f"the script exited with status {script['code']} but no compiled graph failed", EXIT_BAD_INPUT)
-    if script.get("status") in ("crash", "hang"):
-        raise UserError(f"the script {script.get('message')} outside any compiled graph", EXIT_BAD_INPUT)
+    failed = script.get("status") in ("error", "crash", "hang") or (script.get("status") == "exit" and script.get("code"))
+    if failed:
+        what = _script_failure(script)
+        eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log",
+                            opts.timeout, eager=True).script
+        if _script_failure(eager) == what:
+            raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
+                            EXIT_BAD_INPUT)
+        raise UserError(f"the script fails only under torch.compile ({what}), but no compiled graph fails on "
+                        f"its own real inputs; see {work / 'script.log'}", EXIT_NOT_REPRODUCED)
     if not capture.graphs:
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     return Result(EXIT_NOTHING_FAILED, report)

@@ -6,7 +6,6 @@ in compiled code (SIGSEGV, SIGABRT) kills only the worker: the job's answer beco
 """
 from __future__ import annotations
 
-import os
 import queue
 import select
 import subprocess
@@ -22,13 +21,19 @@ from minifier.worker import read_message, write_message
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
+def module_command(module: str) -> list[str]:
+    """`python -m module`, except that this project's packages come before the working
+    directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them."""
+    boot = (f"import runpy, sys; sys.path[0:0] = [{str(PROJECT_ROOT)!r}]; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-c", boot]
+
+
 class Worker:
     def __init__(self, log_path: Path):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
         self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "minifier.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=str(log_path.parent))
+        self.proc = subprocess.Popen(module_command("minifier.worker"), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
 
     def ask(self, job: dict, timeout: float) -> dict:

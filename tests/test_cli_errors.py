@@ -8,9 +8,10 @@ from conftest import run_minify
 
 def _one_line_error(proc):
     assert "Traceback" not in proc.stdout + proc.stderr
-    lines = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("minify:"), lines
-    return lines[0]
+    errors = [l for l in (proc.stdout + proc.stderr).splitlines() if l.startswith("minify:")]
+    assert len(errors) == 1, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == errors[0]  # the error is all stdout says; progress goes to stderr
+    return errors[0]
 
 
 def test_missing_file(tmp_path):
