@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import runpy
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -58,6 +59,10 @@ def _inner_backend(backend, mode, options, dynamic):
     return backend
 
 
+# Raised by backends on purpose to make Dynamo re-trace; not failures.
+_DYNAMO_CONTROL_FLOW = (torch._dynamo.exc.RestartAnalysis, torch._dynamo.exc.SkipFrame)
+
+
 class RecordingBackend:
     """A Dynamo backend that records, compiles with the user's backend, and checks."""
 
@@ -89,6 +94,10 @@ class RecordingBackend:
         write_json(folder / "record.json", record)
         try:
             compiled = self.inner(gm, example_inputs)
+        except _DYNAMO_CONTROL_FLOW:
+            shutil.rmtree(folder, ignore_errors=True)  # Dynamo will trace again: not a graph of its own
+            session.count -= 1
+            raise
         except Exception as exc:
             kind, sig, msg = exception_signature(exc, "inductor")
             record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
