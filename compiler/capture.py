@@ -69,6 +69,7 @@ class RecordingBackend:
     def __init__(self, session: Session, backend, mode, options, dynamic, fullgraph):
         self.session = session
         self.inner = _inner_backend(backend, mode, options, dynamic)
+        self.custom = not isinstance(backend, str)  # a callable: cannot be rebuilt in another process
         self.backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
         self.spec_args = dict(mode=mode, options=options, dynamic=dynamic, fullgraph=fullgraph)
 
@@ -82,8 +83,7 @@ class RecordingBackend:
                            **self.spec_args)
         record = {"index": index, "nodes": len(gm.graph.nodes), "spec": spec.to_dict(),
                   "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
-                  "custom_backend": not isinstance(self.inner, torch._TorchCompileInductorWrapper)
-                  and not isinstance(spec.backend, str), "calls": 0, "grad_enabled": torch.is_grad_enabled()}
+                  "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled()}
         eager_gm = gm
         try:
             flat_gm, _ = lift_attributes(gm, [])

@@ -140,6 +140,10 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     if target is None:
         raise UserError(f"graph {failing[0].index} fails ({failing[0].failure['message']}) but could not be "
                         f"replayed: {failing[0].record.get('unsupported', 'its inputs were not saved')}", 1)
+    if target.record.get("custom_backend"):
+        raise UserError(f"graph {target.index} fails ({target.failure['message']}) under the custom backend "
+                        f"{target.record['spec']['backend']!r}, which minify cannot rebuild outside the script; "
+                        f"pass the backend by its registered name", EXIT_NOT_REPRODUCED)
     gm, inputs = load_graph(target)
     values = record_values(gm, inputs)
     torch.save(values, work / "values.pt")
