@@ -192,7 +192,8 @@ def main() -> None:
     parser.add_argument("--eager", action="store_true", help="run without compiling anything")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
-    sys.exit(run_script(ns.script.resolve(), ns.args, ns.out, ns.eager))
+    args = ns.args[1:] if ns.args[:1] == ["--"] else ns.args
+    sys.exit(run_script(ns.script.resolve(), args, ns.out, ns.eager))
 
 
 if __name__ == "__main__":

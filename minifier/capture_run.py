@@ -43,7 +43,7 @@ def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout:
     start = time.perf_counter()
     with open(log, "wb") as out:
         proc = subprocess.Popen([*module_command("compiler.capture"), str(script), str(folder),
-                                 *(["--eager"] if eager else []), *args],
+                                 *(["--eager"] if eager else []), "--", *args],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=str(script.parent))
         try:

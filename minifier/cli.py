@@ -27,8 +27,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# `minify NAME ...` runs NAME's module: each defines `main(argv: list[str]) -> int`.
+SUBCOMMANDS: dict[str, str] = {}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        import importlib
+
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")

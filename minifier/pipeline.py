@@ -18,7 +18,6 @@ from compiler.stages import STAGES, CompileSpec
 from minifier.capture_run import Capture, GraphRecord, run_capture
 from minifier.evaluate import REPRODUCES, Evaluator
 from minifier.graph_edit import op_label, op_nodes, placeholders
-from minifier.input_transforms import apply_transform
 from minifier.passes import Context
 from minifier.reducer import reduce_graph
 from minifier.workers import WorkerPool
@@ -170,7 +169,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     small = reduce_graph(gm, ev, ctx, progress=ui.progress, deadline=deadline)
 
-    repro_inputs = [apply_transform(values[p.meta["value"]], None) for p in placeholders(small)]
+    repro_inputs = [values[p.meta["value"]] for p in placeholders(small)]
     final = ev.outcomes([small])[0]
     info = ReproInfo(signature=ev.signature, kind=target.failure["kind"], stage=ev.stage,
                      message=final.get("message") or target.failure["message"], spec=spec,
