@@ -10,7 +10,7 @@ import json
 import torch._inductor.config as inductor_config
 
 # Changed by minify itself to keep patched codegen visible; not the user's doing.
-IGNORED = {"fx_graph_cache", "fx_graph_remote_cache"}
+IGNORED = {"fx_graph_cache", "fx_graph_remote_cache", "compile_threads"}  # compiler.settings
 
 
 def snapshot() -> dict:

@@ -1,0 +1,34 @@
+"""Compiler settings every process of the tool runs with (capture, workers, repro checks).
+
+Whole-graph caches off: they key on the graph and config, not on patched codegen, so a planted
+bug would be hidden by an earlier clean compile; and a warm cache changes what a failing
+compile raises (torch 2.13: a C++ compile error becomes "AttributeError: 'CompiledFxGraph'
+object has no attribute 'source_code'" the second time the same graph is compiled), so one
+bug would carry two signatures. Kernel-level caches stay on: they key on the kernel source.
+
+Kernels compiled in-process (compile_threads=1): after one kernel fails to compile, Inductor's
+subprocess compile pool can fail every later compile in that process with a bare
+SubprocException, which would turn the next candidates' answers into a different "bug".
+"""
+from __future__ import annotations
+
+import importlib
+
+# (module, attribute) -> value
+VALUES = {
+    ("torch._inductor.config", "fx_graph_cache"): False,
+    ("torch._inductor.config", "fx_graph_remote_cache"): False,
+    ("torch._inductor.config", "compile_threads"): 1,
+    ("torch._functorch.config", "enable_autograd_cache"): False,
+}
+
+
+def apply() -> None:
+    """Set VALUES in this process."""
+    for (module, name), value in VALUES.items():
+        setattr(importlib.import_module(module), name, value)
+
+
+def inductor_patch() -> dict:
+    """The torch._inductor.config part of VALUES, as a config.patch() dict."""
+    return {name: v for (module, name), v in VALUES.items() if module == "torch._inductor.config"}
