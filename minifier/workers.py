@@ -80,6 +80,10 @@ class Worker:
         self.log.close()
 
 
+def answer_retires(answer) -> bool:
+    return isinstance(answer, dict) and bool(answer.get("retire"))
+
+
 class WorkerPool:
     """`size` warm workers; `submit` runs a job on the next free one."""
 
@@ -108,9 +112,12 @@ class WorkerPool:
     def _run(self, job: dict) -> dict:
         worker = self.idle.get()
         start = time.perf_counter()
+        answer = None
         try:
             answer = worker.ask(job, job.get("timeout", self.timeout))
         finally:
+            if answer_retires(answer):
+                worker.proc.wait()  # it exits by itself after its CUDA context was spoiled
             if not worker.alive:
                 with self.lock:
                     self.restarts += 1

@@ -1,0 +1,90 @@
+"""Issue 3 end to end: distinct bugs stay distinct, integer/bool bugs are caught, randomness
+and NaN in eager are not blamed on the compiler."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import run_minify
+
+
+def _minify(tmp_path, source: str):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(source))
+    proc = run_minify([str(script), "-q"], cwd=tmp_path)
+    report = json.loads((tmp_path / "minify-out" / "prog" / "report.json").read_text())
+    return proc, report
+
+
+@pytest.mark.slow
+def test_two_accuracy_bugs_in_one_graph_give_two_reductions(tmp_path):
+    proc, report = _minify(tmp_path, """\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+        torch._inductor.config.cpp.inject_log1p_bug_TESTING_ONLY = "accuracy"
+        def f(x, y):
+            a = torch.relu(x) * 2
+            b = torch.log1p(y.abs()) + 1
+            return torch.tanh(a) + b.sin()
+        torch.compile(f)(torch.randn(64), torch.randn(64))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [b["ops"] for b in report["bugs"]] == [["relu"], ["log1p"]]
+    assert all(b["verified"] for b in report["bugs"])
+
+
+@pytest.mark.slow
+def test_compile_error_and_accuracy_bug_in_different_ops(tmp_path):
+    proc, report = _minify(tmp_path, """\
+        import torch
+        from compiler.inject import inject_bug
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+        inject_bug("sign", "compile_error")
+        def f(x, y):
+            return torch.relu(x).sin() * torch.sign(y).cos()
+        torch.compile(f)(torch.randn(32), torch.randn(32))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kinds = {b["failure"]["kind"]: b["ops"] for b in report["bugs"]}
+    assert kinds == {"compile_error": ["sign"], "accuracy": ["relu"]}
+
+
+@pytest.mark.slow
+def test_bool_output_bug_is_detected_and_reduced(tmp_path):
+    proc, report = _minify(tmp_path, """\
+        import torch
+        from compiler.inject import inject_bug
+        inject_bug("logical_not", template="{x}", paths=("cpp", "cppvec"))
+        def f(x):
+            m = torch.logical_not(x > 0.5)
+            return m, (x * 3).cos()
+        torch.compile(f)(torch.rand(40))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["ops"] == ["logical_not"] and report["failure"]["kind"] == "accuracy"
+    assert report["verified"] is True
+
+
+@pytest.mark.slow
+def test_dropout_without_seed_is_nondeterministic_not_a_bug(tmp_path):
+    proc, report = _minify(tmp_path, """\
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5)).train()
+        torch.compile(model)(torch.randn(4, 8))
+        """)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert report["status"] == "nothing_failed"
+    assert report["graphs"][0]["kind"] == "nondeterministic"
+    assert "only random-number generation differs" in report["graphs"][0]["note"]
+
+
+@pytest.mark.slow
+def test_nan_in_eager_is_not_a_compiler_bug(tmp_path):
+    proc, report = _minify(tmp_path, """\
+        import torch
+        def f(x):
+            return torch.log(x) * 2, torch.sqrt(x - 1)
+        torch.compile(f)(torch.linspace(-2, 2, 20))
+        """)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert report["status"] == "nothing_failed"

@@ -1,0 +1,57 @@
+"""A candidate only reproduces when it shows the same bug: same signature, and for accuracy
+the same first divergent node. Real workers, real Inductor."""
+import pytest
+import torch
+import torch.fx as fx
+
+from compiler.inject import Injection
+from compiler.stages import CompileSpec
+from minifier.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.graph_edit import rebuild
+from minifier.pipeline import record_values
+from minifier.workers import WorkerPool
+
+
+def _case(fn, inputs, folder):
+    gm = fx.symbolic_trace(fn)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    values = record_values(gm, inputs)
+    torch.save(values, folder / "values.pt")
+    return gm, values
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    pool = WorkerPool(1, tmp_path_factory.mktemp("logs"))
+    yield pool
+    pool.close()
+
+
+def test_a_different_exception_does_not_reproduce(pool, tmp_path):
+    def f(x):
+        return torch.relu(x) + torch.sign(x)
+
+    gm, values = _case(f, [torch.randn(16)], tmp_path)
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"})
+    ev = Evaluator(pool, tmp_path, spec, [Injection("sign", template="undefined_fn({x})").to_dict()], signature="")
+    relu_only = rebuild(gm, cut={"sign"}, values=values)
+    sign_only = rebuild(gm, cut={"relu"}, values=values)
+    first, second = ev.outcomes([relu_only, sign_only])
+    assert first["kind"] == second["kind"] == "compile_error"
+    assert first["signature"] != second["signature"]
+    ev.signature = first["signature"]
+    assert ev.test(relu_only) == REPRODUCES
+    assert ev.test(sign_only) == PASSES
+
+
+def test_accuracy_bug_that_moved_to_another_op_does_not_reproduce(pool, tmp_path):
+    def f(x, y):
+        return torch.relu(x) * 2 + torch.log1p(y.abs())
+
+    gm, values = _case(f, [torch.randn(16), torch.randn(16)], tmp_path)
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy",
+                               "cpp.inject_log1p_bug_TESTING_ONLY": "accuracy"})
+    ev = Evaluator(pool, tmp_path, spec, [], signature="accuracy@inductor", culprit="relu")
+    assert ev.test(rebuild(gm, cut={"log1p"}, values=values)) == REPRODUCES
+    assert ev.test(rebuild(gm, cut={"relu"}, values=values)) == PASSES
