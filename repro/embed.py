@@ -1,17 +1,34 @@
-"""The oracle's own source, ready to paste into a standalone repro.
+"""The oracle's own source, written beside a repro so the repro judges a run as the tool did.
 
-repro.py must need nothing but torch, yet judge a run exactly as the tool did; so it carries
-the tool's signature and oracle modules verbatim, minus their docstrings and the one import
-that links them inside this project.
+repro.py must need nothing but torch, yet use the one oracle the tool used for every
+candidate; pasting ~250 lines of it into repro.py would bury the bug. So the signature and
+oracle modules go verbatim (minus their docstrings and the imports that link them inside this
+project) into a sidecar file, followed by the small runner that repro.py calls. The file's
+name carries a hash of its content: it cannot be mistaken for a user's module, and repro.py
+and generated tests load it by absolute path, never by a bare module name a user's file
+could shadow.
 """
 from __future__ import annotations
 
 import ast
+import hashlib
+import re
 from pathlib import Path
 
-MINIFIER = Path(__file__).resolve().parents[1] / "minifier"
+ROOT = Path(__file__).resolve().parents[1]
+MINIFIER = ROOT / "minifier"
 EMBEDDED = ("signature.py", "oracle.py")
+SIDECAR_PARTS = (ROOT / "minifier" / "signature.py", ROOT / "minifier" / "oracle.py", ROOT / "repro" / "runner.py")
+SIDECAR_PREFIX = "_minify_oracle_"
 SKIP_MARK = "# minify: embed-skip"
+
+SIDECAR_HEADER = '''"""minify's oracle and repro runner, loaded by the repro.py (or test) beside this file.
+
+Written by minify verbatim from its own minifier/signature.py, minifier/oracle.py and
+repro/runner.py: the same code judged every candidate while the bug was being minimized.
+Needs only torch. Keep this file next to repro.py.
+"""
+'''
 
 
 def _body(path: Path) -> str:
@@ -26,3 +43,30 @@ def _body(path: Path) -> str:
 
 def oracle_source() -> str:
     return "\n\n\n".join(_body(MINIFIER / name) for name in EMBEDDED) + "\n"
+
+
+PROJECT_IMPORT = re.compile(r"^\s*(from|import)\s+(minifier|compiler|repro)\b", re.M)
+
+
+def sidecar_source() -> str:
+    """The sidecar's full text: header, signature, oracle, runner. It must need only torch: an
+    import of this project left in (without the embed-skip mark) is a bug here, not in a repro."""
+    text = SIDECAR_HEADER + "\n" + "\n\n\n".join(_body(path) for path in SIDECAR_PARTS) + "\n"
+    found = PROJECT_IMPORT.search(text)
+    if found:
+        raise RuntimeError(f"the embedded oracle imports this project ({found.group(0).strip()}); "
+                           f"mark the line with {SKIP_MARK!r} or keep the oracle standalone")
+    return text
+
+
+def sidecar_name(source: str) -> str:
+    return f"{SIDECAR_PREFIX}{hashlib.sha256(source.encode()).hexdigest()[:10]}.py"
+
+
+def write_sidecar(folder: Path) -> Path:
+    """Write the sidecar into `folder` (unchanged if already there) and return its path."""
+    source = sidecar_source()
+    path = folder / sidecar_name(source)
+    if not path.exists() or path.read_text() != source:
+        path.write_text(source)
+    return path

@@ -1,0 +1,176 @@
+"""A pytest regression test from a repro folder: fails while the bug exists, passes once fixed.
+
+The test runs the repro's graph on its saved inputs through torch.compile with the captured
+settings and config, and asserts with the repro's own oracle (copied beside it) that the
+compiled result matches eager. A planted bug (compiler.inject) is not part of the test unless
+asked for (`with_injection`): by default the test judges the compiler as it is, so it fails
+while the injection or config that causes the bug is active. Crashes, hangs and planted bugs
+run the check in a child process, so one bad test cannot take the whole pytest run down.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+from repro.manifest import ReproFolderError, read_manifest, repro_folders
+
+CRASHING = ("crash@", "hang@")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower() or "repro"
+
+
+def default_name(repro_dir: Path, manifest: dict) -> str:
+    """`test_<script>_graph<N>_<kind>`, or after the folder when the script is unknown."""
+    script, graph = Path(manifest.get("script") or "").stem, manifest.get("graph")
+    named = re.match(r"(.+?)\.py, graph (\d+)", manifest.get("source") or "")
+    if (not script or graph is None) and named:  # older callers only filled in `source`
+        script, graph = Path(named.group(1)).stem, int(named.group(2))
+    where = f"{script}_graph{graph}" if script and graph is not None else repro_dir.resolve().name
+    return f"test_{slug(where)}_{slug(manifest['kind'])}"
+
+
+def repro_id(manifest: dict) -> str:
+    """Identifies the repro a test was written from (same repro: same test file, rewritten)."""
+    key = "\n".join(str(manifest.get(k)) for k in ("module_source", "make_inputs_source", "signature", "config"))
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _free_path(dest_dir: Path, name: str, ident: str) -> Path:
+    """dest/NAME.py, or NAME_2.py, ... when NAME.py came from another repro."""
+    for n in range(1, 1000):
+        path = dest_dir / (f"{name}.py" if n == 1 else f"{name}_{n}.py")
+        if not path.exists() or f"# minify-repro-id: {ident}" in path.read_text():
+            return path
+    raise ReproFolderError(f"too many tests named {name} in {dest_dir}")
+
+
+def write_test(repro_dir: Path, dest_dir: Path, with_injection: bool = False, name: str | None = None) -> Path:
+    """Write a pytest file for the repro in `repro_dir` into `dest_dir` (plus the oracle sidecar
+    and, if the repro has one, its inputs file, copied beside it). Returns the test's path."""
+    manifest = read_manifest(repro_dir)
+    oracle = repro_dir / manifest["oracle_file"]
+    if not oracle.is_file():
+        raise ReproFolderError(f"{repro_dir} lacks {oracle.name}, the oracle its repro.py uses")
+    inputs = repro_dir / manifest["inputs_file"] if manifest.get("inputs_file") else None
+    if inputs is not None and not inputs.is_file():
+        raise ReproFolderError(f"{repro_dir} lacks {inputs.name}, the inputs its repro.py loads")
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    ident = repro_id(manifest)
+    stem = default_name(repro_dir, manifest) if not name else slug(name)
+    path = _free_path(dest_dir, stem if stem.startswith("test_") else f"test_{stem}", ident)
+    if not (dest_dir / oracle.name).exists():
+        shutil.copyfile(oracle, dest_dir / oracle.name)
+    inputs_name = None
+    if inputs is not None:
+        inputs_name = f"{path.stem}_inputs.pt"
+        shutil.copyfile(inputs, dest_dir / inputs_name)
+    path.write_text(render_test(manifest, path.stem, ident, inputs_name, with_injection, repro_dir))
+    return path
+
+
+def write_tests(root: Path, dest_dir: Path, with_injection: bool = False) -> list[Path]:
+    """One test per repro folder under `root` (the main one and each `bug-N`)."""
+    folders = repro_folders(root)
+    if not folders:
+        read_manifest(root)  # raises the one-line reason
+    return [write_test(folder, dest_dir, with_injection) for folder in folders]
+
+
+def _string_literal(text: str) -> str:
+    """Multi-line source as a readable literal (raw triple quotes where they round-trip)."""
+    if "'''" in text or text.endswith("\\") or "\r" in text:
+        return repr(text)
+    return "r'''\n" + text + "\n'''"
+
+
+def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
+                repro_dir: Path) -> str:
+    injection = manifest.get("injection_source") if with_injection else ""
+    isolate = manifest["signature"].startswith(CRASHING) or bool(injection)
+    message = (manifest.get("message") or "").strip().splitlines()[:1]
+    planted = ""
+    if manifest.get("injections") and not with_injection:
+        planted = ("The bug was planted (compiler.inject) when captured; this test does not plant it, so it\n"
+                   "fails only while that injection is active in the process running it.\n")
+    elif injection:
+        planted = "The planted bug (compiler.inject) is part of this test: INJECTION, applied in a child process.\n"
+    doc = (f"Regression test written by minify: {manifest['kind']} at stage {manifest['stage']}, "
+           f"from {manifest.get('source')}.\n\n"
+           + (f"Observed: {message[0]}\n" if message else "")
+           + "Fails while the bug exists (compiling or running fails, or the result differs from eager on\n"
+           f"the saved inputs; oracle: {manifest.get('oracle_summary')}); passes once it is fixed.\n"
+           + planted
+           + f"Written from {repro_dir.resolve()} (torch {manifest.get('torch')}, device {manifest.get('device')}).\n"
+           f"Needs torch, pytest and the files beside it: {manifest['oracle_file']}"
+           + (f", {inputs_name}" if inputs_name else "") + ".\n")
+    lines = ['"""' + doc.replace('"""', "'''") + '"""',
+             f"# minify-repro-id: {ident}",
+             "import importlib.util", "import sys", "from pathlib import Path", "",
+             *manifest.get("imports", ["import torch"]),
+             "import torch._functorch.config", "import torch._inductor.config", "",
+             "HERE = Path(__file__).resolve().parent",
+             f"ORACLE = HERE / {manifest['oracle_file']!r}"]
+    if inputs_name:
+        lines.append(f"INPUTS = HERE / {inputs_name!r}")
+    lines += [f"CONFIG = {manifest.get('config') or {}!r}  # Inductor config the script changed: patched for the test",
+              f"COMPILE = {manifest['compile']!r}  # torch.compile(Repro(), **COMPILE)",
+              f"CONTEXT = {manifest['context']!r}  # how the graph ran",
+              f"CHECK = {manifest['check']!r}  # atol/rtol None: by dtype",
+              f"ISOLATE = {isolate!r}  # check in a child process (crashes, hangs, planted bugs)",
+              f"INJECTION = {_string_literal(injection)}" if injection
+              else "INJECTION = None  # the planted bug is not part of this test",
+              "", "", manifest["module_source"].rstrip(), "", "", manifest["make_inputs_source"].rstrip(), "", "",
+              textwrap.dedent('''\
+                def load_oracle():
+                    """minify's oracle, by absolute path (a module of the same name elsewhere cannot shadow it)."""
+                    if ORACLE.stem in sys.modules:
+                        return sys.modules[ORACLE.stem]
+                    if not ORACLE.is_file():
+                        raise FileNotFoundError(f"{ORACLE} (minify's oracle) is missing; keep it beside this test")
+                    spec = importlib.util.spec_from_file_location(ORACLE.stem, ORACLE)
+                    oracle = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(oracle)
+                    return oracle'''),
+              "", "",
+              f"def {stem}():",
+              "    oracle = load_oracle()",
+              "    if ISOLATE:",
+              '        outcome = oracle.run_isolated(__file__, [], CHECK["stage"])',
+              "    else:",
+              "        outcome = oracle.run_check(Repro, make_inputs, COMPILE, CONTEXT, CHECK, config=CONFIG)",
+              '    assert outcome.status == "pass", f"{outcome.status} {outcome.kind}: {outcome.message}"',
+              "", "",
+              'if __name__ == "__main__":  # the child process of an isolated check',
+              "    if INJECTION:",
+              '        exec(INJECTION, {"torch": torch})',
+              "    sys.exit(load_oracle().main(Repro, make_inputs, COMPILE, CONTEXT, CHECK, __file__, config=CONFIG))"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """`minify test-from REPRO_DIR DIR`: one pytest file per repro folder under REPRO_DIR."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="minify test-from", description="Write a pytest regression test from a "
+                                "repro folder: it fails while the bug exists and passes once it is fixed.")
+    p.add_argument("repro_dir", type=Path, help="a folder written by minify (its bug-N sub-folders count too)")
+    p.add_argument("dest", type=Path, help="where to write the test (and the files it needs)")
+    p.add_argument("--with-injection", action="store_true",
+                   help="plant the captured compiler.inject bug inside the test (default: test the compiler as is)")
+    ns = p.parse_args(argv)
+    if ns.dest.exists() and not ns.dest.is_dir():
+        print(f"minify: not a folder: {ns.dest}")
+        return 2
+    try:
+        paths = write_tests(ns.repro_dir, ns.dest, ns.with_injection)
+    except (ReproFolderError, OSError) as exc:
+        print(f"minify: {exc}")
+        return 2
+    for path in paths:
+        print(f"wrote {path}")
+    return 0

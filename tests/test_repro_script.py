@@ -1,0 +1,111 @@
+"""repro.py runs standalone: from another directory, in a fresh and isolated Python, short.
+
+The seeds' neg example (a planted C++ codegen bug that prints neg(x) as 2*x) must fit on one
+screen and reproduce; a crashing bug must still give a one-line verdict; `minify replay`
+reruns a folder and prints the oracle's metrics.
+"""
+import subprocess
+import sys
+
+import torch
+import torch.fx as fx
+
+from compiler.inject import Injection
+from compiler.stages import CompileSpec
+from conftest import run_minify
+from repro.writer import ReproInfo, write_repro
+
+NEG_BUG = Injection("neg", template="decltype({x})(2 * {x})", paths=("cpp", "cppvec"))  # as corpus/neg_uint8_model.py
+
+
+class Neg(torch.nn.Module):
+    def forward(self, level):
+        return (torch.neg(level),)
+
+
+class Relu(torch.nn.Module):
+    def forward(self, x):
+        return (torch.relu(x) * 2,)
+
+
+def traced(module: torch.nn.Module) -> fx.GraphModule:
+    gm = fx.symbolic_trace(module)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    return gm
+
+
+def run(repro, cwd, *args):
+    return subprocess.run([sys.executable, "-I", str(repro), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_neg_repro_fits_on_a_screen_and_reproduces_from_elsewhere(tmp_path):
+    info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
+                     message="out[0] (uint8) differs from eager: max_abs_err=154, mismatch_fraction=1",
+                     spec=CompileSpec(grad_enabled=False), injections=[NEG_BUG],
+                     source="neg_uint8_model.py, graph 0 of 1", script="neg_uint8_model.py", graph=0)
+    repro = write_repro(tmp_path / "out", traced(Neg()), [torch.tensor([186], dtype=torch.uint8)], info)
+    source = repro.read_text()
+    assert len(source.splitlines()) < 60, source
+    assert "torch.tensor([186], dtype=torch.uint8" in source and "torch.neg(level)  # uint8[1]" in source
+    assert "import minifier" not in source and "from minifier" not in source
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = run(repro, elsewhere)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert len(proc.stdout.splitlines()) == 1 and proc.stdout.startswith("REPRODUCED: accuracy: out[0] (uint8)")
+    replay = run_minify(["replay", str(tmp_path / "out")], cwd=elsewhere)
+    assert replay.returncode == 1, replay.stdout + replay.stderr[-3000:]
+    lines = replay.stdout.strip().splitlines()
+    assert lines[-1].startswith("REPRODUCED") and any("out[0] uint8[1]" in line and "ok=False" in line
+                                                      for line in lines)
+
+
+def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
+    info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor",
+                     message="process died: SIGABRT",
+                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), injections=[],
+                     source="relu_runtime_error.py, graph 0 of 1")
+    # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
+    repro = write_repro(tmp_path / "out", traced(Relu()), [torch.randn(256, 1024)], info)
+    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in repro.read_text()
+    proc = run(repro, tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert proc.stdout.strip() == "REPRODUCED: crash: process died: SIGABRT"
+
+
+def test_replay_rejects_a_folder_without_a_repro(tmp_path):
+    proc = run_minify(["replay", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stdout.strip().startswith("minify: ") and len(proc.stdout.strip().splitlines()) == 1
+
+
+class MatMul(torch.nn.Module):
+    def forward(self, a, b):
+        return (torch.mm(a, b),)
+
+
+def test_run_context_is_recorded_and_replayed(tmp_path):
+    import importlib.util
+
+    from repro.context import current_context
+
+    with torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
+        context = current_context()
+    assert context == {"inference_mode": True, "autocast": {"dtype": "bfloat16"}} and current_context() == {}
+    info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="",
+                     spec=CompileSpec(grad_enabled=False), injections=[], source="t.py, graph 0 of 1",
+                     context={**context, "deterministic": True})
+    repro = write_repro(tmp_path / "out", traced(MatMul()), [torch.randn(4, 4), torch.randn(4, 4)], info)
+    modules = {}
+    for name, path in (("the_repro", repro), ("the_oracle", next((tmp_path / "out").glob("_minify_oracle_*.py")))):
+        spec = importlib.util.spec_from_file_location(name, path)
+        modules[name] = sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    r, oracle = modules["the_repro"], modules["the_oracle"]
+    assert r.CONTEXT == {"device": "cpu", "grad_enabled": False, "inference_mode": True,
+                         "autocast": {"dtype": "bfloat16"}, "deterministic": True}
+    outcome = oracle.run_check(r.Repro, r.make_inputs, r.COMPILE, r.CONTEXT, r.CHECK)
+    assert outcome.status == "pass" and [m["dtype"] for m in outcome.metrics] == ["bfloat16"]  # ran under autocast
+    assert current_context() == {} and torch.is_grad_enabled()  # and every mode was restored
