@@ -2,7 +2,10 @@
 
 Node names are kept across edits, and each placeholder carries `meta["value"]`: the name of
 the recorded eager value that feeds it (an original input, or an intermediate that was cut
-out and replaced by its value). That is what lets a worker build a candidate's real inputs.
+out and replaced by its value), and optionally `meta["transform"]`: how that value is
+simplified first (see minifier.input_transforms). That is what lets a worker build a
+candidate's real inputs. `gm.meta["sizes"]` maps original dim sizes to the sizes inputs were
+shrunk to, so a value cut out later is shrunk the same way.
 """
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import operator
 
 import torch
 import torch.fx as fx
+
+from minifier.input_transforms import resolve, with_step
 
 NON_OPS = {operator.getitem}
 
@@ -72,6 +77,10 @@ def rebuild(gm: fx.GraphModule, cut: set[str] = frozenset(), outputs: list[str] 
         env[node] = graph.placeholder(node.name)
         env[node].meta.update(node.meta)
         env[node].meta["value"] = node.name
+        env[node].meta.pop("transform", None)
+        shrunk = shrunk_shape(values.get(node.name) if values is not None else None, gm.meta.get("sizes", {}))
+        if shrunk is not None:
+            env[node].meta["transform"] = with_step(None, ("shape", shrunk))
     for node in gm.graph.nodes:
         if node in env:
             continue
@@ -79,7 +88,78 @@ def rebuild(gm: fx.GraphModule, cut: set[str] = frozenset(), outputs: list[str] 
             graph.output(tuple(env[old[name]] for name in outputs))
             continue
         env[node] = graph.node_copy(node, lambda n: env[n])
-    return clean(fx.GraphModule(torch.nn.Module(), graph))
+    return clean(new_module(graph, gm))
+
+
+def new_module(graph: fx.Graph, like: fx.GraphModule) -> fx.GraphModule:
+    """A GraphModule for `graph` that keeps what `like` knows about its inputs (meta)."""
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    gm.meta.update({k: v for k, v in like.meta.items() if k == "sizes"})
+    return gm
+
+
+def shrunk_shape(value, sizes: dict) -> tuple | None:
+    """The shape a cut-out value takes once dims were shrunk by `sizes` (None: unchanged)."""
+    if not sizes or not isinstance(value, torch.Tensor):
+        return None
+    shape = tuple(sizes.get(d, d) for d in value.shape)
+    return shape if shape != tuple(value.shape) else None
+
+
+def input_ref(node: fx.Node):
+    """What a worker needs to build a placeholder's value: `name` or `(name, transform)`."""
+    name = node.meta.get("value", node.name)
+    transform = node.meta.get("transform")
+    return (name, transform) if transform else name
+
+
+def graph_inputs(gm: fx.GraphModule, values: dict) -> list:
+    """The real inputs of `gm`, transforms applied: what the repro saves and the worker feeds."""
+    return [resolve(values, input_ref(p)) for p in placeholders(gm)]
+
+
+def with_transforms(gm: fx.GraphModule, transforms: dict[str, tuple | None]) -> fx.GraphModule:
+    """Copy of `gm` whose placeholders named in `transforms` carry those transforms."""
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for node in gm.graph.nodes:
+        env[node] = graph.node_copy(node, lambda n: env[n])
+        if node.op == "placeholder" and node.name in transforms:
+            env[node].meta = dict(node.meta)
+            env[node].meta["transform"] = transforms[node.name]
+            if not transforms[node.name]:
+                env[node].meta.pop("transform")
+    new = new_module(graph, gm)
+    new.recompile()
+    return new
+
+
+def canonical(gm: fx.GraphModule) -> fx.GraphModule:
+    """The same graph with deterministic names and input order, so that one bug always gives
+    one repro: inputs `arg0, arg1, ...` in order of first use, ops named after what they call."""
+    first_use: list[fx.Node] = []
+    for node in gm.graph.nodes:
+        for arg in node.all_input_nodes:
+            if arg.op == "placeholder" and arg not in first_use:
+                first_use.append(arg)
+    inputs = first_use + [p for p in placeholders(gm) if p not in first_use]
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for i, p in enumerate(inputs):
+        env[p] = graph.placeholder(f"arg{i}")
+        env[p].meta = {k: v for k, v in p.meta.items() if k in ("value", "transform")}
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            graph.output(fx.map_arg(node.args[0], lambda n: env[n]))
+            continue
+        args = fx.map_arg(node.args, lambda n: env[n])
+        kwargs = fx.map_arg(node.kwargs, lambda n: env[n])
+        env[node] = graph.create_node(node.op, node.target, args, kwargs, name=op_label(node))
+    new = new_module(graph, gm)
+    new.recompile()
+    return new
 
 
 def _is_value(v) -> bool:
