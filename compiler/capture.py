@@ -25,17 +25,27 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject
+from compiler import config_snapshot, inject, settings
+from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
+from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
+from compiler.origins import node_origins, seq_nr_sources
 from compiler.stages import CompileSpec
 from minifier.oracle import check, clone_inputs
 from minifier.signature import exception_signature
+from repro.context import current_context
 
 
 class Session:
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, only: set[str] | None = None):
         self.out = out
-        self.count = 0
+        self.count = 0  # graph records, forward and backward, in compile order
+        self.dynamo_count = 0  # graphs Dynamo handed to the backend: graph k has key "k"
+        self.callables = 0  # torch.compile'd callables, in the order the script made them
+        self.only = only  # subset run: compile only graphs with these keys, record nothing
+        self.forward_index: dict[int, int] = {}  # Dynamo graph -> index of its record
+        self.forward_rows: dict[int, dict] = {}  # Dynamo graph -> node name -> nodes.json row
+        self.seq_sources: dict[int, dict] = {}  # Dynamo graph -> autograd seq_nr -> Dynamo node name
         self.config_before = config_snapshot.snapshot()
         self.marker = out / "calling"
 
@@ -44,8 +54,19 @@ class Session:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def new_graph(self) -> tuple[int, Path]:
+        index = self.count
+        self.count += 1
+        return index, self.graph_dir(index)
 
-def write_json(path: Path, data: dict) -> None:
+    def rollback(self, count: int, dynamo_count: int) -> None:
+        """Forget graphs recorded since (Dynamo restarts its analysis: they are not graphs)."""
+        for index in range(count, self.count):
+            shutil.rmtree(self.out / f"graph_{index}", ignore_errors=True)
+        self.count, self.dynamo_count = count, dynamo_count
+
+
+def write_json(path: Path, data) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, default=str))
     os.replace(tmp, path)
@@ -53,7 +74,7 @@ def write_json(path: Path, data: dict) -> None:
 
 def _inner_backend(backend, mode, options, dynamic):
     if backend == "inductor":
-        return torch._TorchCompileInductorWrapper(mode, options, dynamic)
+        return HookedInductor(mode, options, dynamic)
     if isinstance(backend, str):
         return torch._dynamo.lookup_backend(backend)
     return backend
@@ -64,7 +85,11 @@ _DYNAMO_CONTROL_FLOW = (torch._dynamo.exc.RestartAnalysis, torch._dynamo.exc.Ski
 
 
 class RecordingBackend:
-    """A Dynamo backend that records, compiles with the user's backend, and checks."""
+    """A Dynamo backend that records, compiles with the user's backend, and checks.
+
+    Under Inductor it also records each backward graph AOTAutograd compiles (lazily, at the
+    first backward call) as a graph of its own. In a subset run (`session.only`) it records
+    nothing and compiles only the graphs named there; the others run eagerly."""
 
     def __init__(self, session: Session, backend, mode, options, dynamic, fullgraph):
         self.session = session
@@ -75,37 +100,123 @@ class RecordingBackend:
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs):
         session = self.session
-        index = session.count
-        session.count += 1
-        folder = session.graph_dir(index)
+        before = (session.count, session.dynamo_count)
+        key = session.dynamo_count
+        session.dynamo_count += 1
+        try:
+            if session.only is not None:
+                return self._compile_selected(key, gm, example_inputs)
+            return self._record(key, gm, example_inputs)
+        except _DYNAMO_CONTROL_FLOW:
+            session.rollback(*before)  # Dynamo will trace again: not a graph of its own
+            raise
+
+    def _record(self, key: int, gm: torch.fx.GraphModule, example_inputs):
+        session = self.session
+        index, folder = session.new_graph()
+        session.forward_index[key] = index
         config, unreplayable = config_snapshot.changed_since(session.config_before)
         spec = CompileSpec(backend=self.backend_name, config=config, grad_enabled=torch.is_grad_enabled(),
                            **self.spec_args)
         record = {"index": index, "nodes": len(gm.graph.nodes), "spec": spec.to_dict(),
                   "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
-                  "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled()}
+                  "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled(),
+                  "part": "forward", "dynamo_graph": key, "key": str(key),
+                  "context": current_context(_device_type(example_inputs))}
         eager_gm = gm
         try:
-            flat_gm, _ = lift_attributes(gm, [])
-            (folder / "graph.py").write_text(module_source(flat_gm))
+            session.forward_rows[key] = {row["name"]: row for row in _write_graph(folder, gm)}
             eager_gm = torch.fx.GraphModule(gm, gm.graph)  # compiling must not touch what eager runs
         except Exception as exc:  # a graph we cannot replay is still compiled for the script
             record["unsupported"] = f"{type(exc).__name__}: {exc}"
         write_json(folder / "record.json", record)
         try:
-            compiled = self.inner(gm, example_inputs)
+            compiled = self._compile(key, gm, example_inputs, record)
         except _DYNAMO_CONTROL_FLOW:
-            shutil.rmtree(folder, ignore_errors=True)  # Dynamo will trace again: not a graph of its own
-            session.count -= 1
             raise
         except Exception as exc:
             kind, sig, msg = exception_signature(exc, "inductor")
+            if kind == "runtime_error":  # raised while compiling: replayed, Dynamo wraps it as a compile error
+                kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
             record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
                                  "traceback": traceback.format_exc()[-4000:]}
             _save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record)
             return eager_gm.forward
         return _wrap(compiled, eager_gm, folder, record, session)
+
+    def _compile(self, key: int, gm, example_inputs, record: dict | None):
+        if isinstance(self.inner, HookedInductor):
+            return self.inner.compile(gm, example_inputs, functools.partial(self._on_aot_graph, key, record))
+        return self.inner(gm, example_inputs)
+
+    def _compile_selected(self, key: int, gm, example_inputs):
+        only = self.session.only
+        if str(key) in only or f"{key}.bw" in only:
+            return self._compile(key, gm, example_inputs, None)
+        return gm.forward
+
+    def _on_aot_graph(self, key: int, forward_record: dict | None, aten_gm, example_inputs, is_backward: bool,
+                      compile):
+        """Inductor's hook for one AOT graph of Dynamo graph `key`."""
+        if self.session.only is not None:
+            selected = (f"{key}.bw" if is_backward else str(key)) in self.session.only
+            return compile() if selected else boxed(aten_gm)
+        if forward_record is None:
+            return compile()
+        if not is_backward:
+            self.session.seq_sources[key] = seq_nr_sources(aten_gm)
+            return compile()
+        return _record_backward(self.session, key, forward_record, aten_gm, compile)
+
+
+def _device_type(example_inputs) -> str:
+    """The device the graph runs on (the first tensor input's), for autocast's state."""
+    for x in example_inputs:
+        if isinstance(x, torch.Tensor):
+            return x.device.type
+    return "cpu"
+
+
+def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:
+    flat_gm, _ = lift_attributes(gm, [])
+    rows = node_origins(flat_gm, by_seq_nr)
+    write_json(folder / "nodes.json", rows)
+    (folder / "graph.py").write_text(module_source(flat_gm))
+    return rows
+
+
+def _record_backward(session: Session, key: int, forward_record: dict, aten_gm, compile):
+    """Record AOTAutograd's backward graph of Dynamo graph `key` like any other graph: its
+    source now, its real inputs at its first call, checked against running it eagerly."""
+    index, folder = session.new_graph()
+    spec = {**forward_record["spec"], "grad_enabled": False}  # replayed as a plain graph of tensors
+    record = {"index": index, "nodes": len(aten_gm.graph.nodes), "spec": spec,
+              "unreplayable_config": forward_record["unreplayable_config"],
+              "injections": [i.to_dict() for i in inject.active()], "custom_backend": False, "calls": 0,
+              "grad_enabled": False, "part": "backward", "dynamo_graph": key, "key": f"{key}.bw",
+              "forward_index": forward_record["index"]}
+    eager_gm = copy_graph(aten_gm)
+    forward_rows = session.forward_rows.get(key, {})
+    by_seq_nr = {seq: forward_rows[name] for seq, name in session.seq_sources.get(key, {}).items()
+                 if name in forward_rows}
+    try:
+        _write_graph(folder, eager_gm, by_seq_nr)
+    except Exception as exc:
+        record["unsupported"] = f"{type(exc).__name__}: {exc}"
+    write_json(folder / "record.json", record)
+    try:
+        compiled = compile()
+    except Exception as exc:
+        kind, sig, msg = exception_signature(exc, "inductor")
+        record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
+                             "traceback": traceback.format_exc()[-4000:]}
+        write_json(folder / "record.json", record)
+        return boxed(_wrap(None, eager_gm, folder, record, session))
+    # A compiled backward may write into saved tensors it no longer needs (donated buffers):
+    # its check runs it on copies, so only its outputs are compared.
+    return wrap_compiled(compiled, lambda run: _wrap(run, eager_gm, folder, record, session,
+                                                     checked=lambda *args: run(*clone_inputs(list(args)))))
 
 
 def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
@@ -121,51 +232,66 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
 
 
-def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session):
-    """Dynamo calls a backend's result with positional arguments; so does this wrapper."""
+def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, checked=None):
+    """Dynamo calls a backend's result with positional arguments; so does this wrapper.
+    `compiled` None: compiling failed; save the inputs at the first call and run eagerly.
+    `checked`: what the first-call check runs instead of `compiled`."""
     def call(*args):
         record["calls"] += 1
         if record["calls"] == 1:
             _save_inputs(folder, eager_gm, list(args), record)
             session.marker.write_text(str(record["index"]))
-            outcome = check(eager_gm, list(args), compiled, stage="inductor")
-            record["verdict"] = outcome.__dict__
-            if outcome.status == "fail" and outcome.kind != "accuracy":
-                record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
-                                     "message": outcome.message, "when": "run"}
-            elif outcome.status == "fail":
-                record["failure"] = {"kind": "accuracy", "signature": outcome.signature,
-                                     "message": outcome.message, "when": "run", "metrics": outcome.metrics}
+            if compiled is not None:
+                _check(eager_gm, list(args), checked or compiled, record)
             write_json(folder / "record.json", record)
         session.marker.write_text(str(record["index"]))
-        if "failure" in record and record["failure"]["kind"] != "accuracy":
+        if compiled is None or ("failure" in record and record["failure"]["kind"] != "accuracy"):
             return eager_gm(*args)  # keep the script going on eager values
         return compiled(*args)
 
     return call
 
 
+def _check(eager_gm, args: list, compiled, record: dict) -> None:
+    outcome = check(eager_gm, args, compiled, stage="inductor")
+    record["verdict"] = outcome.__dict__
+    if outcome.status == "fail" and outcome.kind != "accuracy":
+        record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
+                             "message": outcome.message, "when": "run"}
+    elif outcome.status == "fail":
+        record["failure"] = {"kind": "accuracy", "signature": outcome.signature,
+                             "message": outcome.message, "when": "run", "metrics": outcome.metrics}
+
+
 def install(session: Session, eager: bool = False) -> None:
     """Replace torch.compile by a recording version (the script sees no other difference),
-    or, with `eager`, by one that compiles nothing: the script's own behaviour without the compiler."""
+    or, with `eager`, by one that compiles nothing: the script's own behaviour without the compiler.
+    Either way the first outputs of each compiled callable are saved (calls/N.pt)."""
     original = torch.compile
+    if not eager:
+        disable_aot_cache()
 
     @functools.wraps(original)
     def recording_compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
                           mode=None, options=None, disable=False, **kwargs):
-        if eager:
-            return (lambda m: m) if model is None else model
-        rec = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
         if model is None:
-            return lambda m: original(m, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
-        return original(model, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
+            return lambda m: recording_compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                               mode=mode, options=options, disable=disable, **kwargs)
+        if eager:
+            handle = eager_module(model) if isinstance(model, torch.nn.Module) else model
+        else:
+            rec = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
+            handle = original(model, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
+        number = session.callables
+        session.callables += 1
+        return record_first_call(handle, session.out / "calls" / f"{number}.pt")
 
     torch.compile = recording_compile
 
 
-def run_script(script: Path, args: list[str], out: Path, eager: bool = False) -> int:
+def run_script(script: Path, args: list[str], out: Path, eager: bool = False, only: set[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    session = Session(out)
+    session = Session(out, only)
     install(session, eager)
     result: dict = {"status": "ok"}
     sys.argv = [str(script), *args]
@@ -179,6 +305,8 @@ def run_script(script: Path, args: list[str], out: Path, eager: bool = False) ->
         result = {"status": "error", "type": type(exc).__name__, "message": str(exc)[:2000],
                   "traceback": traceback.format_exc()[-4000:]}
     result["graphs"] = session.count
+    result["dynamo_graphs"] = session.dynamo_count
+    result["callables"] = session.callables
     result["injections"] = [i.to_dict() for i in inject.active()]
     write_json(out / "script.json", result)
     session.marker.unlink(missing_ok=True)
@@ -190,10 +318,19 @@ def main() -> None:
     parser.add_argument("script", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--eager", action="store_true", help="run without compiling anything")
+    parser.add_argument("--only", metavar="KEYS",
+                        help="compile only the graphs with these comma-separated keys (`3`: Dynamo graph 3, "
+                             "`3.bw`: its backward); the others run eagerly and nothing is recorded")
+    parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
+                        help="plant this bug (compiler.inject.parse_spec) before the script runs")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
+    settings.apply()
     args = ns.args[1:] if ns.args[:1] == ["--"] else ns.args
-    sys.exit(run_script(ns.script.resolve(), args, ns.out, ns.eager))
+    for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
+        inject.apply(inject.parse_spec(spec))
+    only = None if ns.only is None else {k for k in ns.only.split(",") if k}
+    sys.exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only))
 
 
 if __name__ == "__main__":

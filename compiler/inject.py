@@ -8,6 +8,13 @@ invisible to fresh processes; one planted here is not.
 An injection wraps the method that prints one op in an overrides class (C++ scalar, C++
 vectorized, Triton) and rewrites the expression it returns with a template:
 `{out}` is the correct expression, `{x}` (or `{0}`, `{1}`, ...) the op's arguments.
+
+Other places a bug can live have their own spec classes, dispatched here by their `target`
+(dict field and spec-string prefix): a wrong lowering (`inject_lowering`), a wrong
+decomposition (`inject_decomposition`), a bug only when two ops share a kernel
+(`inject_fusion`), a wrong reduction init (`inject_reduction`) and an off-by-one indirect
+index (`inject_indexing`). All of them go through `apply`/`remove`/`injected`,
+`Injection.from_dict`, `parse_spec` and `injection_source`.
 """
 from __future__ import annotations
 
@@ -27,9 +34,14 @@ ALL_PATHS = ("cpp", "cppvec", "triton")
 # Templates by kind (and, for accuracy, by form) and path.
 TEMPLATES = {
     ("compile_error", None): {p: "compile error!" for p in ALL_PATHS},
-    ("runtime_error", None): {
+    ("runtime_error", None): {  # C++: `throw 1` is no std::exception, so the process aborts
         "cpp": "{out}; throw 1",
         "cppvec": "{out}; throw 1",
+        "triton": 'triton_helpers.device_assert_then(({out}) != ({out}), "injected assert fail", {out})',
+    },
+    ("runtime_error", "exception"): {  # C++: a std::exception, raised in Python as RuntimeError
+        "cpp": '[&]{{ throw std::runtime_error("injected runtime error"); return {out}; }}()',
+        "cppvec": '[&]{{ throw std::runtime_error("injected runtime error"); return {out}; }}()',
         "triton": 'triton_helpers.device_assert_then(({out}) != ({out}), "injected assert fail", {out})',
     },
     ("accuracy", "add_one"): {
@@ -83,11 +95,34 @@ class Injection:
         return f"{self.op} {self.kind} ({how}) on {'/'.join(self.paths)}"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {"target": "codegen", **asdict(self)}
 
     @staticmethod
-    def from_dict(d: dict) -> "Injection":
-        return Injection(**{**d, "paths": tuple(d.get("paths", ALL_PATHS))})
+    def from_dict(d: dict):
+        """Any injection from its dict: codegen ones here, the others by their `target`."""
+        target = d.get("target", "codegen")
+        if target != "codegen":
+            return spec_class(target).from_dict(d)
+        fields = {k: v for k, v in d.items() if k != "target"}
+        return Injection(**{**fields, "paths": tuple(d.get("paths", ALL_PATHS))})
+
+
+def spec_types() -> dict:
+    """Spec classes of the non-codegen injections, by target (imported late: they import this module)."""
+    from compiler.inject_decomposition import DecompositionBug
+    from compiler.inject_fusion import FusionBug
+    from compiler.inject_indexing import IndexingBug
+    from compiler.inject_lowering import LoweringBug
+    from compiler.inject_reduction import ReductionBug
+
+    return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug)}
+
+
+def spec_class(target: str):
+    types = spec_types()
+    if target not in types:
+        raise ValueError(f"unknown injection target {target!r}; choose from codegen, {', '.join(types)}")
+    return types[target]
 
 
 @dataclass
@@ -119,12 +154,9 @@ def patch_op(cls, op: str, template: str):
 
 def disable_hiding_caches() -> None:
     """Whole-graph caches key on the graph and config, not on patched codegen: turn them off."""
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
+    from compiler import settings
 
-    inductor_config.fx_graph_cache = False
-    inductor_config.fx_graph_remote_cache = False
-    functorch_config.enable_autograd_cache = False
+    settings.apply()
 
 
 def _class_for(path: str):
@@ -132,8 +164,13 @@ def _class_for(path: str):
     return getattr(importlib.import_module(module), name)
 
 
-def apply(injection: Injection) -> _Applied:
+def apply(injection) -> _Applied:
     """Plant `injection` now (process-wide) and remember it in ACTIVE."""
+    if not isinstance(injection, Injection):  # a spec of another target plants itself
+        applied = _Applied(injection, [injection.apply()])
+        disable_hiding_caches()
+        ACTIVE.append(applied)
+        return applied
     if injection.kind not in KINDS:
         raise ValueError(f"unknown injection kind {injection.kind!r}; choose from {', '.join(KINDS)}")
     applied = _Applied(injection)
@@ -153,8 +190,12 @@ def apply(injection: Injection) -> _Applied:
 
 
 def remove(applied: _Applied) -> None:
-    for cls, op, original in reversed(applied.undo):
-        setattr(cls, op, original)
+    for step in reversed(applied.undo):
+        if callable(step):
+            step()
+        else:
+            cls, op, original = step
+            setattr(cls, op, original)
     if applied in ACTIVE:
         ACTIVE.remove(applied)
 
@@ -165,8 +206,13 @@ def inject_bug(op: str, kind: str = "accuracy", *, form: str | None = None,
     return apply(Injection(op, kind, form, tuple(paths), template))
 
 
+def plant(spec: str) -> _Applied:
+    """Plant a bug given as a spec string (the --inject syntax) for the rest of the process."""
+    return apply(parse_spec(spec))
+
+
 @contextlib.contextmanager
-def injected(*injections: Injection) -> Iterator[None]:
+def injected(*injections) -> Iterator[None]:
     """Plant bugs for the duration of a `with` block."""
     applied = [apply(i) for i in injections]
     try:
@@ -176,12 +222,17 @@ def injected(*injections: Injection) -> Iterator[None]:
             remove(a)
 
 
-def active() -> list[Injection]:
+def active() -> list:
     return [a.injection for a in ACTIVE]
 
 
-def parse_spec(spec: str) -> Injection:
-    """`op:kind[:form][@path,path]`, e.g. `neg:accuracy:double@cpp,cppvec` (the --inject option)."""
+def parse_spec(spec: str):
+    """`op:kind[:form][@path,path]`, e.g. `neg:accuracy:double@cpp,cppvec` (the --inject option);
+    or `TARGET:...` for the other targets, e.g. `lowering:sigmoid:accuracy:negate` (see their modules)."""
+    head = spec.split("@", 1)[0].split(":", 1)[0]
+    if head in spec_types():
+        rest = spec[len(head):]
+        return spec_class(head).parse(rest[1:] if rest.startswith(":") else rest)
     paths = ALL_PATHS
     if "@" in spec:
         spec, where = spec.split("@", 1)
@@ -194,7 +245,8 @@ def parse_spec(spec: str) -> Injection:
     if kind not in KINDS:
         raise ValueError(f"bad injection kind {kind!r}; choose from {', '.join(KINDS)}")
     if form is not None and (kind, form) not in TEMPLATES:
-        raise ValueError(f"bad accuracy form {form!r}; choose from {', '.join(ACCURACY_FORMS)}")
+        forms = [f for k, f in TEMPLATES if k == kind and f]
+        raise ValueError(f"bad {kind} form {form!r}; choose from {', '.join(forms) or 'none'}")
     return Injection(parts[0], kind, form, paths)
 
 
@@ -207,15 +259,23 @@ def _without_docstring(source: str) -> str:
     return ast.unparse(fn)
 
 
-def injection_source(injections: list[Injection]) -> str:
+def injection_source(injections: list) -> str:
     """Standalone code that plants `injections` (for repro.py): needs only torch."""
     import inspect
 
+    from compiler.inject_spec import function_source
+
     if not injections:
         return ""
-    lines = ["# Injected codegen bug(s), planted through minify's injection API:"]
+    lines = ["# Injected compiler bug(s), planted through minify's injection API:"]
     lines += [f"#   {i.describe()}" for i in injections]
-    lines.append(_without_docstring(inspect.getsource(patch_op)))
+    others = [i for i in injections if not isinstance(i, Injection)]
+    for patcher in dict.fromkeys(type(i).patcher for i in others):
+        lines.append(function_source(patcher))
+    lines += [i.call_source() for i in others]
+    injections = [i for i in injections if isinstance(i, Injection)]
+    if injections:
+        lines.append(_without_docstring(inspect.getsource(patch_op)))
     modules = sorted({PATH_CLASSES[p][0] for i in injections for p in i.paths})
     lines += [f"import {m}" for m in modules]
     for i in injections:

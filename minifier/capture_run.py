@@ -23,6 +23,25 @@ class GraphRecord:
     def replayable(self) -> bool:
         return "unsupported" not in self.record and (self.folder / "inputs.pt").exists()
 
+    @property
+    def part(self) -> str:
+        """`forward` (a Dynamo graph) or `backward` (AOTAutograd's backward graph of one)."""
+        return self.record.get("part", "forward")
+
+    @property
+    def key(self) -> str:
+        """Names the graph across runs of the script (`3`, `3.bw`), for `--only`."""
+        return self.record.get("key", str(self.index))
+
+    @property
+    def dynamo_graph(self) -> int:
+        return self.record.get("dynamo_graph", self.index)
+
+    def node_rows(self) -> list[dict]:
+        """nodes.json: each computing node in graph order with its line in the script."""
+        path = self.folder / "nodes.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
 
 @dataclass
 class Capture:
@@ -30,20 +49,32 @@ class Capture:
     script: dict  # how the script ended: ok / exit / error / crash / hang
     seconds: float
     injections: list[dict] = field(default_factory=list)
+    folder: Path | None = None
 
     @property
     def failing(self) -> list[GraphRecord]:
         return [g for g in self.graphs if g.failure]
 
+    @property
+    def calls_dir(self) -> Path | None:
+        """First outputs of each compiled callable (calls/N.pt), for the end-to-end check."""
+        return None if self.folder is None else self.folder / "calls"
+
 
 def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float,
-                eager: bool = False) -> Capture:
-    """Run the script under the recording backend (or, with `eager`, with nothing compiled)."""
+                eager: bool = False, injections: list[str] = (), only: list[str] | None = None) -> Capture:
+    """Run the script under the recording backend (or, with `eager`, with nothing compiled),
+    with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
+    compile just the graphs with those keys and record nothing (a subset run)."""
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(log, "wb") as out:
-        proc = subprocess.Popen([*module_command("compiler.capture"), str(script), str(folder),
-                                 *(["--eager"] if eager else []), "--", *args],
+        # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
+        proc = subprocess.Popen([*module_command("compiler.capture"),
+                                 *(["--eager"] if eager else []),
+                                 *(["--only", ",".join(only)] if only is not None else []),
+                                 *[arg for spec in injections for arg in ("--inject", spec)],
+                                 str(script), str(folder), "--", *args],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 cwd=str(script.parent))
         try:
@@ -66,7 +97,7 @@ def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout:
                 culprit.failure = {"kind": kind, "signature": sig, "message": msg, "when": "run"}
     injections = next((g.record.get("injections") for g in graphs if g.record.get("injections")), [])
     injections = script_result.get("injections") or injections
-    return Capture(graphs, script_result, seconds, injections)
+    return Capture(graphs, script_result, seconds, injections, folder)
 
 
 def _read_graphs(folder: Path) -> list[GraphRecord]:

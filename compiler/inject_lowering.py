@@ -1,0 +1,95 @@
+"""A wrong Inductor lowering for one aten op: the bug lives in Inductor's IR, on every device.
+
+The op's entry in `torch._inductor.lowering.lowerings` is wrapped so the IR it builds computes
+the right value and then a wrong one from it (`add_one`, `negate`, ...), or so that lowering
+raises (`compile_error`). Eager, aot_eager and aot_eager_decomp_partition never lower, so
+only the `inductor` stage shows it. The op must reach Inductor undecomposed (e.g. `sigmoid`,
+`tanh`, `exp`, `relu`, `mul`; not `gelu` or `silu`, which Inductor decomposes first).
+
+Spec string: `lowering:OP[.OVERLOAD][:KIND[:FORM]]`, e.g. `lowering:sigmoid:accuracy:negate`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.inject_spec import VALUE_FORMS, BugSpec, check_choice
+
+KINDS = ("accuracy", "compile_error")
+
+
+def patch_lowering(op, kind="accuracy", form="add_one"):
+    """Wrap Inductor's lowering of aten `op` (all overloads, or `op.overload`); returns undo."""
+    import torch
+    from torch._inductor import lowering
+
+    aten = torch.ops.aten
+    table = lowering.lowerings
+    packet_name, _, overload = op.partition(".")
+    packet = getattr(aten, packet_name)
+    names = [overload] if overload else list(packet.overloads())
+    targets = [getattr(packet, n) for n in names if getattr(packet, n) in table]
+    if not targets:
+        raise ValueError(f"Inductor has no lowering for aten.{op}")
+
+    def wrong(box):
+        if not hasattr(box, "get_dtype"):
+            return box
+        if box.get_dtype() == torch.bool:
+            return table[aten.logical_not.default](box)
+        if form == "negate":
+            return table[aten.neg.default](box)
+        if form == "double":
+            return table[aten.mul.Tensor](box, 2)
+        if form == "constant":
+            return table[aten.add.Tensor](table[aten.mul.Tensor](box, 0), 3)
+        if form == "truncate":
+            return table[aten.trunc.default](box)
+        return table[aten.add.Tensor](box, 1)
+
+    originals = {}
+    for target in targets:
+        original = table[target]
+
+        def buggy(*args, _original=original, **kwargs):
+            if kind == "compile_error":
+                raise RuntimeError(f"injected lowering bug: aten.{op} cannot be lowered")
+            out = _original(*args, **kwargs)
+            if isinstance(out, (tuple, list)):  # e.g. (output, mean, rstd): only the output is wrong
+                return (wrong(out[0]), *out[1:])
+            return wrong(out)
+
+        originals[target] = original
+        table[target] = buggy
+
+    def undo():
+        for target, original in originals.items():
+            table[target] = original
+
+    return undo
+
+
+@dataclass(frozen=True)
+class LoweringBug(BugSpec):
+    """Inductor lowers aten `op` wrongly (accuracy `form`) or not at all (compile_error)."""
+
+    op: str
+    kind: str = "accuracy"
+    form: str | None = None
+
+    target = "lowering"
+    patcher = staticmethod(patch_lowering)
+
+    def __post_init__(self):
+        check_choice("lowering injection kind", self.kind, KINDS)
+        if self.form is not None:
+            check_choice("accuracy form", self.form, VALUE_FORMS)
+
+    def patch_args(self) -> dict:
+        return {"op": self.op, "kind": self.kind, "form": self.form or "add_one"}
+
+    @staticmethod
+    def parse(body: str) -> "LoweringBug":
+        parts = body.split(":")
+        if not parts[0] or len(parts) > 3:
+            raise ValueError(f"bad lowering injection {body!r}: expected lowering:OP[:KIND[:FORM]]")
+        return LoweringBug(parts[0], *(parts[1:] or []))
