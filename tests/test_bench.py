@@ -1,0 +1,55 @@
+"""`minify bench` scores a real minify run against the manifest, and the bug it hands the
+built-in minifier travels into fresh processes through sitecustomize.py."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from compiler.inject import parse_spec
+from minifier.bench import select, sitecustomize_source
+
+
+def test_default_subset_is_cpu_and_explicit_choices_win():
+    cases = [{"name": "a", "device": "cpu", "tags": ["default"]}, {"name": "b", "device": "cpu", "tags": []},
+             {"name": "c", "device": "cuda", "tags": ["default"]}]
+    assert [c["name"] for c in select(cases, None, None, "cpu", False)] == ["a"]
+    assert [c["name"] for c in select(cases, None, None, "cpu", True)] == ["a", "b"]
+    assert [c["name"] for c in select(cases, None, None, "cuda", False)] == ["c"]
+    assert [c["name"] for c in select(cases, "c,b", None, "cpu", False)] == ["b", "c"]
+    assert [c["name"] for c in select(cases, None, "b", "cpu", False)] == ["b"]
+    with pytest.raises(SystemExit):
+        select(cases, "nope", None, "cpu", False)
+
+
+def test_sitecustomize_plants_the_case_bug_in_every_new_process(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(sitecustomize_source(
+        [parse_spec("neg:accuracy:double").to_dict(), parse_spec("lowering:sigmoid:accuracy:negate").to_dict()]))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    code = ("import torch\nx = torch.randn(33)\n"
+            "for f in (lambda t: torch.neg(t) + 1, lambda t: torch.sigmoid(t) * 2):\n"
+            "    torch._dynamo.reset()\n"
+            "    print(torch.allclose(torch.compile(f)(x), f(x)))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path)
+    assert out.stdout.split() == ["False", "False"], out.stdout + out.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_bench_scores_one_case_end_to_end(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "minifier", "bench", "--cases", "relu_accuracy", "--json",
+                           str(result), "-o", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads(result.read_text())
+    (row,) = data["cases"]
+    assert row["name"] == "relu_accuracy" and row["correct"] is True
+    assert row["graph_ok"] and row["stage_ok"] and row["culprit_ok"] and row["verified"]
+    assert row["ops_after"] >= row["min_ops"] and row["compiles"] > 0 and row["wall"] > 0
+    assert data["summary"]["correct"] == 1
+    assert "relu_accuracy" in proc.stdout  # the table
+    assert (tmp_path / "out" / "relu_accuracy" / "report.json").exists()

@@ -1,0 +1,69 @@
+"""The corpus manifest is well formed, names real scripts, and covers what the bench needs.
+
+Whether each case really fails as its entry says is checked by running the cases:
+`PYTHONPATH=. python corpus/check_manifest.py` (one process, all CPU cases, ~10 min)."""
+import ast
+import re
+
+from conftest import CORPUS, manifest
+
+from compiler.inject import parse_spec
+
+FIELDS = {"name": str, "script": str, "kind": str, "graphs": int, "graph_index": int, "stage": str,
+          "culprit_ops": list, "min_ops": int, "device": str, "dtype": str, "fx_nodes": int, "tags": list,
+          "description": str}
+KINDS = {"compile_error", "crash", "runtime_error", "accuracy"}
+STAGES = {"inductor", "aot_eager_decomp_partition", "aot_eager", "eager"}
+
+
+def test_every_entry_is_complete_and_consistent():
+    cases = manifest()
+    assert isinstance(cases, list) and len(cases) >= 40
+    assert len({c["name"] for c in cases}) == len(cases)
+    for c in cases:
+        for name, kind in FIELDS.items():
+            assert isinstance(c.get(name), kind), (c.get("name"), name)
+        assert c["script"] == c["name"] + ".py", c["name"]
+        assert c["kind"] in KINDS and c["stage"] in STAGES and c["device"] in {"cpu", "cuda"}, c["name"]
+        assert 0 <= c["graph_index"] < c["graphs"], c["name"]
+        assert c["culprit_ops"] and 1 <= c["min_ops"], c["name"]
+        assert c["fx_nodes"] >= 10, c["name"]  # measured, not a placeholder
+        assert all(isinstance(t, str) and t for t in c["tags"]), c["name"]
+
+
+def test_every_script_exists_has_main_and_plants_a_parseable_bug():
+    for c in manifest():
+        source = (CORPUS / c["script"]).read_text()
+        tree = ast.parse(source)
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), c["name"]
+        assert ast.get_docstring(tree), c["name"]
+        plants = re.findall(r'\bplant\("([^"]+)"\)', source)
+        knob = "TESTING_ONLY" in source
+        assert plants or "inject_bug(" in source or knob, c["name"]
+        for spec in plants:
+            parse_spec(spec)  # raises on a spec the --inject option would refuse
+        if c["device"] == "cuda":
+            assert "cuda" in source and "triton" in " ".join(c["tags"]) + source, c["name"]
+
+
+def test_corpus_covers_kinds_paths_and_program_shapes():
+    cases = manifest()
+    tags = {t for c in cases for t in c["tags"]}
+    assert {"codegen", "lowering", "decomposition", "fusion", "reduction", "indexing"} <= tags
+    assert {"multigraph", "backward", "dynamic", "noncontiguous", "channels_last"} <= tags
+    assert {"mlp", "conv", "attention", "layernorm", "embedding"} <= tags
+    dtypes = {c["dtype"] for c in cases}
+    assert {"float32", "float16", "bfloat16", "bool"} <= dtypes and dtypes & {"int32", "int64", "uint8"}
+    codegen = [c for c in cases if "codegen" in c["tags"] or "knob" in c["tags"]]
+    for kind in ("compile_error", "accuracy"):
+        for path in ("cpp", "cppvec", "triton"):
+            assert any(c["kind"] == kind and path in c["tags"] for c in codegen), (kind, path)
+    assert any(c["kind"] == "runtime_error" and "triton" in c["tags"] for c in codegen)
+    assert any(c["kind"] == "runtime_error" and c["device"] == "cpu" for c in codegen)
+    assert any(c["kind"] == "crash" for c in codegen)
+    assert any(c["stage"] == "aot_eager_decomp_partition" for c in cases)
+    assert any(c["min_ops"] >= 2 for c in cases if "fusion" in c["tags"])
+    assert any(c["graphs"] > 1 and c["graph_index"] > 0 for c in cases)
+    assert any(c["fx_nodes"] >= 200 for c in cases) and all(c["fx_nodes"] <= 300 for c in cases)
+    default = [c for c in cases if "default" in c["tags"]]
+    assert len(default) >= 10 and all(c["device"] == "cpu" and "backward" not in c["tags"] for c in default)
