@@ -9,7 +9,14 @@ USAGE = """minify SCRIPT [options] [-- script args]
 
 Run SCRIPT (an unmodified program that calls torch.compile) under the full compiler, find the
 graph and stage that fail (compile error, crash, or numbers that differ from eager), reduce
-that graph to a minimal one and write a standalone repro.py with the real inputs beside it."""
+that graph to a minimal one and write a standalone repro.py with the real inputs beside it.
+
+Other commands (each has --help):
+  minify replay REPRO_DIR          rerun a repro folder, print the verdict and metrics
+  minify test-from REPRO_DIR DIR   write a pytest regression test from a repro folder
+  minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
+  minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
+  minify bench [--cases ...]       run the corpus and score the answers"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -20,15 +27,37 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--atol", type=float, help="absolute tolerance for floating outputs (default: by dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for floating outputs (default: by dtype)")
+    p.add_argument("--strict", action="store_true",
+                   help="judge floating outputs by --atol/--rtol alone (no fp64 error-ratio leniency)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="the original failure must reproduce this many times out of as many (default 3)")
+    p.add_argument("--hang-timeout", type=float, default=60.0,
+                   help="seconds after which a candidate of a hang counts as hanging (default 60)")
     p.add_argument("--max-time", type=float, help="stop reducing after this many seconds; write the best so far")
+    p.add_argument("--max-compiles", type=int, help="stop reducing after this many compiles; write the best so far")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted or budget-limited run from the checkpoint in the output folder")
     p.add_argument("--timeout", type=float, default=1800.0, help="limit for the script's own run (seconds)")
+    p.add_argument("--emit-test", type=Path, metavar="DIR",
+                   help="also write a pytest regression test per repro into DIR (fails while the bug exists)")
+    p.add_argument("--no-blame", action="store_true",
+                   help="skip the search for the compiler part to blame (decomposition, pass, lowering, fusion...)")
     p.add_argument("--no-verify", action="store_true", help="do not re-run repro.py in a fresh process")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
+    p.add_argument("--inject", action="append", default=[], metavar="SPEC",
+                   help="plant a compiler bug before the script runs (repeatable), e.g. neg:accuracy:double, "
+                        "lowering:sigmoid, decomposition:gelu, fusion:sigmoid+mul, reduction:sum:one, indexing")
     return p
 
 
 # `minify NAME ...` runs NAME's module: each defines `main(argv: list[str]) -> int`.
-SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS: dict[str, str] = {
+    "bench": "minifier.bench",
+    "fuzz": "minifier.fuzz",
+    "bisect": "minifier.blame",
+    "replay": "repro.replay",
+    "test-from": "repro.testgen",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         import importlib
 
-        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
+        try:
+            module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
+            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install 'minify[fuzz]' "
+                  f"or pip install {exc.name}")
+            return 2
+        return module.main(argv[1:])
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -45,11 +80,24 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
+    from compiler.inject import injected, parse_spec
+
+    for spec in ns.inject:  # plant and remove each once here, so a bad one fails before the script runs
+        try:
+            with injected(parse_spec(spec)):
+                pass
+        except (ValueError, AttributeError, KeyError) as exc:
+            console.print(f"[bold red]minify:[/bold red] bad --inject {spec!r}: {exc}", highlight=False)
+            return 2
     from minifier.pipeline import Options, UserError, run
     from minifier.report import ConsoleUI, print_summary
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
-                   rtol=ns.rtol, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify)
+                   rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),
+                   hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
+                   max_compiles=ns.max_compiles, resume=ns.resume,
+                   injections=ns.inject, emit_test=ns.emit_test,
+                   blame=not ns.no_blame)
     try:
         result = run(opts, ConsoleUI(quiet=ns.quiet))
     except UserError as exc:

@@ -14,14 +14,19 @@ import torch.fx as fx
 
 from compiler.graph_code import module_from_source
 from compiler.inject import Injection
-from compiler.stages import STAGES, CompileSpec
+from compiler.stages import CompileSpec
 from minifier.capture_run import Capture, GraphRecord, run_capture
-from minifier.evaluate import REPRODUCES, Evaluator
-from minifier.graph_edit import op_label, op_nodes, placeholders
-from minifier.passes import Context
-from minifier.reducer import reduce_graph
+from minifier.bugs import Bug, bugs_in_graph
+from minifier.blame import blame
+from minifier.budget import Budget
+from minifier.evaluate import Evaluator
+from minifier.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
+from minifier import html_report, interaction, localize
 from minifier.workers import WorkerPool
 from repro.inputs import load_inputs
+from repro.issue_text import write_issue
+from repro.manifest import ReproFolderError
+from repro.testgen import write_tests
 from repro.verify import run_repro
 from repro.writer import ReproInfo, write_repro
 
@@ -47,7 +52,15 @@ class Options:
     timeout: float = 1800.0  # the whole script under capture
     candidate_timeout: float = 300.0
     max_time: float | None = None
+    max_compiles: int | None = None  # compiles the reduction may spend (over all bugs)
+    resume: bool = False  # keep the work folder and continue from its checkpoints
     verify: bool = True
+    strict: bool = False  # judge floats by the tolerances alone
+    repeat: int = 3  # the original failure must reproduce this many times out of as many
+    hang_timeout: float = 60.0  # a candidate of a hang that runs longer than this hangs too
+    injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
+    blame: bool = True  # after verifying, find the decomposition/pass/lowering/fusion/flag to blame
+    emit_test: Path | None = None  # write a pytest regression test per repro here
 
 
 @dataclass
@@ -74,7 +87,8 @@ def output_folder(opts: Options) -> Path:
     if out.resolve() == opts.script.resolve().parent:
         raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
     out.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(out / "work", ignore_errors=True)
+    if not opts.resume:
+        shutil.rmtree(out / "work", ignore_errors=True)
     return out
 
 
@@ -106,15 +120,6 @@ def record_values(gm: fx.GraphModule, inputs: list) -> dict:
     return values
 
 
-def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[str, dict]:
-    """The earliest stage whose failure has the same kind as the Inductor one."""
-    for stage in [s for s in STAGES if s != "inductor"]:
-        answer = ev.outcomes([gm], stage=stage)[0]
-        if answer.get("status") == "fail" and answer.get("kind") == kind:
-            return stage, answer
-    return "inductor", {}
-
-
 def run(opts: Options, ui) -> Result:
     start = time.perf_counter()
     check_script(opts.script)
@@ -130,75 +135,149 @@ def run(opts: Options, ui) -> Result:
 
 def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: float) -> Result:
     ui.step(f"running {opts.script.name} under the recording backend")
-    capture = run_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log", opts.timeout)
+    capture = run_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log", opts.timeout,
+                          injections=opts.injections)
     ui.capture_done(capture)
-    failing = [g for g in capture.failing if g.failure["kind"] != "nondeterministic"]
-    if not failing:
-        return _nothing_failed(opts, capture, out, start, work)
-    target = next((g for g in failing if g.replayable), None)
-    if target is None:
-        raise UserError(f"graph {failing[0].index} fails ({failing[0].failure['message']}) but could not be "
-                        f"replayed: {failing[0].record.get('unsupported', 'its inputs were not saved')}", 1)
-    if target.record.get("custom_backend"):
-        raise UserError(f"graph {target.index} fails ({target.failure['message']}) under the custom backend "
-                        f"{target.record['spec']['backend']!r}, which minify cannot rebuild outside the script; "
-                        f"pass the backend by its registered name", EXIT_NOT_REPRODUCED)
-    gm, inputs = load_graph(target)
-    values = record_values(gm, inputs)
-    torch.save(values, work / "values.pt")
-    spec = CompileSpec.from_dict(target.record["spec"])
-    injections = capture.injections or target.record.get("injections", [])
-    signature = target.failure["signature"]
-    ev = Evaluator(pool, work, spec, injections, signature, atol=opts.atol, rtol=opts.rtol)
-
-    ui.step(f"confirming graph {target.index} fails outside the script")
-    confirm = ev.outcomes([gm])[0]
-    if ev.verdict(confirm) != REPRODUCES:
-        raise UserError(f"graph {target.index} failed in the script ({target.failure['message']}) but not when "
-                        f"replayed alone ({confirm.get('status')} {confirm.get('kind', '')} "
-                        f"{confirm.get('message', '')}); is the failure flaky or does it depend on state?",
-                        EXIT_NOT_REPRODUCED)
-    ui.step("finding the first failing stage")
-    stage, stage_answer = first_failing_stage(ev, gm, target.failure["kind"])
-    if stage != "inductor":
-        ev.stage, ev.signature = stage, stage_answer["signature"]
-    ops_before = len(op_nodes(gm))
-
-    ui.step(f"reducing graph {target.index} ({ops_before} ops)")
-    ctx = Context(values=values, kind=target.failure["kind"], window=pool.size)
+    # Failing graphs, and random ones: a seeded recheck tells whether only the RNG differs.
+    candidates = [g for g in capture.graphs if g.failure or (_verdict(g) == "nondeterministic" and g.replayable)]
+    bugs: list[Bug] = []
+    localized: list[dict] = []  # per failing graph: stages, divergent nodes, kernels (minifier.localize)
+    known: dict = {}
+    evaluators: list[Evaluator] = []
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
-    small = reduce_graph(gm, ev, ctx, progress=ui.progress, deadline=deadline)
+    budget = Budget(deadline, opts.max_compiles)  # shared by every reduction; records why one stopped early
+    for g in candidates:
+        _check_replayable(g)
+        gm, inputs = load_graph(g)
+        case_dir = work / "cases" / f"graph_{g.index}"
+        case_dir.mkdir(parents=True, exist_ok=True)
+        values = record_values(gm, inputs)
+        torch.save(values, case_dir / "values.pt")
+        ev = Evaluator(pool, case_dir, CompileSpec.from_dict(g.record["spec"]),
+                       capture.injections or g.record.get("injections", []), signature="",
+                       atol=opts.atol, rtol=opts.rtol, strict=opts.strict)
+        if (g.failure or {}).get("kind") == "hang":
+            ev.timeout = opts.hang_timeout
+        evaluators.append(ev)
+        if not g.failure:  # nondeterministic at capture: a seeded recheck tells RNG from a real bug
+            answer = ev.outcomes([gm])[0]
+            g.record["rng_note"] = answer.get("message", "")
+            if answer.get("status") != "fail":
+                continue
+            g.failure = {k: answer.get(k) for k in ("kind", "signature", "message")}
+        ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
+        found = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], known, opts.repeat, ui.step,
+                              {"budget": budget, "resume": opts.resume})
+        bugs.extend(found)
+        g.record["bugs"] = len(found)
+        localized.append(localize.localize_bugs(g, gm, values, ev, found, ui.step))
+    if not bugs:
+        return _nothing_failed(opts, capture, out, start, work, ui)
+    reduced = [b for b in bugs if b.small is not None]
+    folders = {id(b): out if i == 0 else out / f"bug-{i + 1}" for i, b in enumerate(reduced)}
+    rows = []
+    for bug in bugs:
+        row = _bug_row(bug)
+        if bug.small is not None:
+            row.update(_write_and_verify(bug, folders[id(bug)], evaluators, capture, opts, ui))
+        rows.append(row)
+    localized = [loc for loc in localized if loc]
+    localize.annotate_rows(bugs, rows, localized)
+    if not reduced:
+        first = bugs[0]
+        what = (f"flaky: reproduced {first.reproduced} of {first.tries} times" if first.flaky else
+                "did not reproduce when replayed alone (flaky, or dependent on state outside the graph)")
+        _write_report(out, _base_report(opts, capture, start, rows, evaluators, pool))
+        raise UserError(f"graph {first.graph} failed in the script ({first.message}) but {what}", EXIT_NOT_REPRODUCED)
+    report = {**_base_report(opts, capture, start, rows, evaluators, pool), **rows[bugs.index(reduced[0])]}
+    report.update(stopped=budget.stopped, reduce_compiles=budget.spent,  # stopped: max-time/max-compiles/interrupted
+                  invalid_uncompiled=sum(e.rejected for e in evaluators))
+    report["status"] = "reproduced" if all(r.get("verified") is not False for r in rows if "repro" in r) \
+        else "repro_failed"
+    localize.add_stage_verdicts(report["graphs"], localized)
+    report.update(localization=[localize.for_json(loc) for loc in localized], html=str(out / "report.html"))
+    report["issue"] = str(write_issue(out, report))
+    if opts.emit_test:
+        # a planted bug is planted inside the test too, so it fails now (no effect without one)
+        report["tests"] = [str(p) for p in write_tests(out, opts.emit_test, with_injection=True)]
+    _write_report(out, report)
+    html_report.write_html(out, report, localized)
+    for i, ev in enumerate(evaluators):
+        (work / f"candidates-{i}.json").write_text(json.dumps(ev.log, indent=1))
+    return Result(EXIT_OK if report["status"] == "reproduced" else EXIT_NOT_REPRODUCED, report)
 
-    repro_inputs = [values[p.meta["value"]] for p in placeholders(small)]
-    final = ev.outcomes([small])[0]
-    info = ReproInfo(signature=ev.signature, kind=target.failure["kind"], stage=ev.stage,
-                     message=final.get("message") or target.failure["message"], spec=spec,
-                     injections=[Injection.from_dict(d) for d in injections],
-                     source=f"{opts.script.name}, graph {target.index} of {len(capture.graphs)}",
-                     atol=opts.atol, rtol=opts.rtol)
-    repro = write_repro(out, small, repro_inputs, info)
-    verification = None
+
+def _verdict(g: GraphRecord) -> str:
+    return ((g.record.get("verdict") or {}).get("kind") or "")
+
+
+def _check_replayable(g: GraphRecord) -> None:
+    what = (g.failure or {}).get("message", "nondeterministic")
+    if not g.replayable:
+        raise UserError(f"graph {g.index} fails ({what}) but could not be replayed: "
+                        f"{g.record.get('unsupported', 'its inputs were not saved')}", EXIT_NOT_REPRODUCED)
+    if g.record.get("custom_backend"):
+        raise UserError(f"graph {g.index} fails ({what}) under the custom backend {g.record['spec']['backend']!r}, "
+                        f"which minify cannot rebuild outside the script; pass the backend by its registered name",
+                        EXIT_NOT_REPRODUCED)
+
+
+def _bug_row(bug: Bug) -> dict:
+    row = {"failing_graph": bug.graph, "also_in_graphs": bug.also_in, "stage": bug.stage,
+           "inductor_bug": bug.stage == "inductor",
+           "failure": {"kind": bug.kind, "signature": bug.signature, "message": bug.message,
+                       "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
+           "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
+           "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
+    if bug.small is not None:
+        row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)])
+    return row
+
+
+def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture, opts: Options, ui) -> dict:
+    ev = next(e for e in evaluators if e.case_dir.name == f"graph_{bug.graph}")
+    values = torch.load(ev.case_dir / "values.pt", weights_only=True)
+    final = ev.outcomes([bug.small], stage=bug.stage)[0]
+    record = next(g.record for g in capture.graphs if g.index == bug.graph)
+    spec, seed = ev.spec, None
+    if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does
+        spec, seed = CompileSpec.from_dict({**ev.spec.to_dict(), "config": {**ev.spec.config,
+                                                                            "fallback_random": True}}), 0
+    info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
+                     message=final.get("message") or bug.message, spec=spec,
+                     injections=[Injection.from_dict(d) for d in ev.injections],
+                     source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
+                     atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed,
+                     context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
+    small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
+    repro = write_repro(folder, small, graph_inputs(small, values), info)
+    manifest = json.loads((folder / "repro.json").read_text())
+    row = {"repro": str(repro), "inputs": str(folder / manifest["inputs_file"]) if manifest.get("inputs_file")
+           else None, "final_metrics": final.get("metrics"), "reference": final.get("reference"),
+           "graph_code": manifest["module_source"]}
     if opts.verify:
-        ui.step("verifying repro.py in a fresh process")
+        ui.step(f"verifying {repro} in a fresh process")
         verification = run_repro(repro)
-    report = {
-        "status": "reproduced" if verification is None or verification.reproduced else "repro_failed",
-        "script": str(opts.script), "failure": {**target.failure, "stage": ev.stage, "signature": ev.signature},
-        "graphs": [_graph_row(g) for g in capture.graphs], "graph_count": len(capture.graphs),
-        "failing_graph": target.index, "failing_graphs": [g.index for g in failing],
-        "stage": ev.stage, "ops_before": ops_before, "ops_after": len(op_nodes(small)),
-        "ops": [op_label(n) for n in op_nodes(small)], "first_divergent": ctx.notes.get("first_divergent"),
-        "compiles": ev.compiles, "cache_hits": ev.cache_hits, "worker_restarts": pool.restarts,
-        "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - start, 2),
-        "repro": str(repro), "inputs": str(out / "inputs.pt"),
-        "verified": None if verification is None else verification.reproduced,
-        "verify_line": None if verification is None else verification.line,
-        "graph_code": (out / "repro.py").read_text().split("class Repro(torch.nn.Module):")[1].split("\n\n\n")[0],
-    }
-    (work / "candidates.json").write_text(json.dumps(ev.log, indent=1))
+        row.update(verified=verification.reproduced, verify_line=verification.line)
+    if opts.blame and row.get("verified") is not False:
+        ui.step(f"finding the compiler part to blame for {folder.name}")
+        try:
+            row["blame"] = blame(folder, say=ui.step)  # also written to folder/blame.json
+        except ReproFolderError as exc:
+            row["blame_error"] = str(exc)
+    return row
+
+
+def _base_report(opts: Options, capture: Capture, start: float, rows: list, evaluators: list, pool) -> dict:
+    return {"status": "reproduced", "script": str(opts.script), "graphs": [_graph_row(g) for g in capture.graphs],
+            "graph_count": len(capture.graphs), "failing_graphs": sorted({r["failing_graph"] for r in rows}),
+            "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
+            "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": pool.restarts,
+            "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - start, 2)}
+
+
+def _write_report(out: Path, report: dict) -> None:
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    code = EXIT_OK if report["status"] == "reproduced" else EXIT_NOT_REPRODUCED
-    return Result(code, report)
 
 
 def _script_failure(script: dict) -> str:
@@ -213,27 +292,55 @@ def _script_failure(script: dict) -> str:
 
 
 def _graph_row(g: GraphRecord) -> dict:
-    return {"index": g.index, "nodes": g.nodes, "failing": bool(g.failure),
-            "kind": (g.failure or {}).get("kind"), "message": (g.failure or {}).get("message"),
-            "verdict": (g.record.get("verdict") or {}).get("status")}
+    verdict = g.record.get("verdict") or {}
+    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None)
+    return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
+            "nodes": g.nodes, "failing": bool(g.failure),
+            "kind": (g.failure or {}).get("kind") or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
+            "message": (g.failure or {}).get("message"), "verdict": verdict.get("status"), "note": note}
 
 
-def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path) -> Result:
+def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path, ui=None) -> Result:
+    """No graph fails on its own: check the program end to end (minifier.interaction), and if
+    it fails, name the smallest set of graphs that must be compiled together for it to fail."""
     script = capture.script
     report = {"status": "nothing_failed", "graphs": [_graph_row(g) for g in capture.graphs],
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
               "wall_seconds": round(time.perf_counter() - start, 2)}
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    failed = script.get("status") in ("error", "crash", "hang") or (script.get("status") == "exit" and script.get("code"))
-    if failed:
-        what = _script_failure(script)
-        eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log",
-                            opts.timeout, eager=True).script
-        if _script_failure(eager) == what:
-            raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
-                            EXIT_BAD_INPUT)
-        raise UserError(f"the script fails only under torch.compile ({what}), but no compiled graph fails on "
-                        f"its own real inputs; see {work / 'script.log'}", EXIT_NOT_REPRODUCED)
-    if not capture.graphs:
+    what = interaction.script_failure(script)
+    if not capture.graphs and what is None:
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
-    return Result(EXIT_NOTHING_FAILED, report)
+    say = ui.step if ui is not None else (lambda text: None)
+    say("no graph fails on its own: checking the whole program against a run with nothing compiled")
+    eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
+                        eager=True, injections=opts.injections)
+    if what is not None and interaction.script_failure(eager.script) == what:
+        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
+                        EXIT_BAD_INPUT)
+    e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
+    if e2e is not None and e2e.how == "outputs":
+        again = run_capture(opts.script.resolve(), opts.script_args, work / "eager2", work / "eager2.log",
+                            opts.timeout, eager=True, injections=opts.injections)
+        random = [g.index for g in capture.graphs if _verdict(g) == "nondeterministic"]
+        if random or interaction.outputs_differ(again, eager, opts.atol, opts.rtol, e2e.callable):
+            report["end_to_end"] = {**e2e.__dict__, "trusted": False,
+                                    "why": f"graphs {random} draw random numbers" if random else
+                                    "two runs with nothing compiled differ: the script is not deterministic"}
+            e2e = None
+    if e2e is None:
+        report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
+        (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+        return Result(EXIT_NOTHING_FAILED, report)
+    if not capture.graphs:
+        raise UserError(f"the script fails only under torch.compile ({what}), before any graph was compiled; "
+                        f"see {work / 'script.log'}", EXIT_NOT_REPRODUCED)
+    say(f"the program fails end to end ({e2e.message}); finding the graphs that must be compiled together")
+    found = interaction.find_interaction(opts.script.resolve(), opts.script_args, capture, eager, e2e,
+                                         work / "subsets", opts.timeout, opts.atol, opts.rtol, say, opts.injections)
+    report.update(status="interaction", script=str(opts.script), interaction=found.to_dict(),
+                  failing_graphs=found.graphs, wall_seconds=round(time.perf_counter() - start, 2),
+                  html=str(out / "report.html"))
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    html_report.write_html(out, report, [])
+    return Result(EXIT_NOT_REPRODUCED, report)
