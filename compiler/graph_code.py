@@ -83,3 +83,33 @@ def _get_attr(module: torch.nn.Module, target: str):
     for part in target.split("."):
         value = getattr(value, part)
     return value
+
+
+# torch functions that build a tensor from plain Python values. fx.symbolic_trace would run them
+# (no proxy among their arguments) and freeze the result as a `_tensor_constant` attribute,
+# which a repro cannot carry; traced as calls they stay `torch.arange(12)` in the graph.
+FACTORIES = ("arange", "ones", "zeros", "full", "empty", "eye", "linspace", "logspace", "tensor",
+             "scalar_tensor", "rand", "randn", "randint", "randperm", "empty_strided", "zeros_like",
+             "ones_like", "full_like", "empty_like", "rand_like", "randn_like")
+
+
+class _FactoryTracer(fx.Tracer):
+    def trace(self, root, concrete_args=None):
+        originals = {name: getattr(torch, name) for name in FACTORIES if hasattr(torch, name)}
+
+        def as_call(fn):
+            return lambda *args, **kwargs: self.create_proxy("call_function", fn, args, kwargs)
+
+        for name, fn in originals.items():
+            setattr(torch, name, as_call(fn))
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            for name, fn in originals.items():
+                setattr(torch, name, fn)
+
+
+def trace_module(module: torch.nn.Module) -> fx.GraphModule:
+    """fx.symbolic_trace, except that tensor factories stay calls (see FACTORIES)."""
+    graph = _FactoryTracer().trace(module)
+    return fx.GraphModule(module, graph)

@@ -57,6 +57,7 @@ class Row:
     ops: list = field(default_factory=list)
     compiles: int | None = None
     wall: float | None = None
+    to_repro: float | None = None  # script start to the first verified repro (before blame)
     report: str | None = None
     builtin: dict | None = None
 
@@ -130,6 +131,7 @@ def score(case: dict, code: int | None, seconds: float, out: Path) -> Row:
     row.verified = report.get("verified")
     row.ops_after = report.get("ops_after")
     row.compiles = report.get("compiles")
+    row.to_repro = report.get("seconds_to_repro")
     return row
 
 
@@ -232,7 +234,8 @@ def print_table(rows: list[Row], console, vs_builtin: bool) -> None:
     from rich.table import Table
 
     table = Table(title="minify bench")
-    cols = ["case", "kind", "graph", "stage", "culprit in repro", "verified", "ops (final/min)", "compiles", "wall s"]
+    cols = ["case", "kind", "graph", "stage", "culprit in repro", "verified", "ops (final/min)", "compiles", "wall s",
+            "to repro s"]
     if vs_builtin:
         cols += ["built-in wall s", "built-in queries", "built-in ops", "built-in reproduces", "wall ratio",
                  "compile ratio"]
@@ -241,10 +244,10 @@ def print_table(rows: list[Row], console, vs_builtin: bool) -> None:
     for r in rows:
         cells = [r.name, r.kind]
         if r.note and r.graph_ok is None:
-            cells += [f"[yellow]{r.note}[/yellow]", "", "", "", "", "", f"{r.wall or ''}"]
+            cells += [f"[yellow]{r.note}[/yellow]", "", "", "", "", "", f"{r.wall or ''}", ""]
         else:
             cells += [_mark(r.graph_ok), _mark(r.stage_ok), _mark(r.culprit_ok), _mark(r.verified),
-                      f"{r.ops_after}/{r.min_ops}", f"{r.compiles}", f"{r.wall}"]
+                      f"{r.ops_after}/{r.min_ops}", f"{r.compiles}", f"{r.wall}", f"{r.to_repro or ''}"]
         if vs_builtin:
             b = r.builtin or {}
             ratio = (f"{b['seconds'] / r.wall:.1f}x" if b.get("seconds") and r.wall else "-")

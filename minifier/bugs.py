@@ -113,5 +113,5 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         bug.notes.update(ctx.notes)
         known[bug.key(label)] = bug
         bugs.append(bug)
-        masked |= set(op_names(bug.small))
+        masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
     return bugs

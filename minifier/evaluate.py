@@ -22,6 +22,7 @@ from minifier.workers import WorkerPool
 
 REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
 NO_COMPILE_KINDS = {"eager_error", "nondeterministic", "worker_error"}
+MIN_ADAPTIVE_TIMEOUT = 60.0
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Evaluator:
     rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
     compiles: int = 0
     cache_hits: int = 0
+    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
     cache: dict = field(default_factory=dict)
     log: list = field(default_factory=list)
 
@@ -49,7 +51,14 @@ class Evaluator:
                 "inputs": [input_ref(p) for p in placeholders(gm)],
                 "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
                 "atol": self.atol, "rtol": self.rtol, "strict": self.strict,
-                **({"timeout": self.timeout} if self.timeout else {})}
+                **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
+
+    def adaptive_timeout(self) -> float:
+        """Candidates are smaller than the graph first checked, so one that runs 10x longer than
+        the slowest answer so far (at least a minute) is stuck: a C++ `throw` inside an OpenMP
+        loop can deadlock ("terminate called recursively") instead of aborting. Without this
+        each such candidate would hold a worker for the pool's full timeout."""
+        return min(self.pool.timeout, max(MIN_ADAPTIVE_TIMEOUT, 10 * self.slowest))
 
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
         """Check candidates on as many workers as there are, answers in the given order.
@@ -72,6 +81,8 @@ class Evaluator:
             if answer.get("kind") not in NO_COMPILE_KINDS:
                 self.compiles += 1
             self.cache[key] = answer
+            if answer.get("kind") != "hang":
+                self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
             self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
                              "seconds": round(answer.get("seconds", 0.0), 3)})
         return [self.cache[key] for key in keys]

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 import torch.fx as fx
 
-from compiler.graph_code import module_from_source
+from compiler.graph_code import module_from_source, trace_module
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.capture_run import Capture, GraphRecord, run_capture
@@ -94,7 +94,7 @@ def output_folder(opts: Options) -> Path:
 
 def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
     source = (record.folder / "graph.py").read_text()
-    gm = fx.symbolic_trace(module_from_source(source))
+    gm = trace_module(module_from_source(source))
     inputs = load_inputs(record.folder / "inputs.pt")
     for p in placeholders(gm):
         p.target = p.name  # `def forward(self, x)` rather than `def forward(self, L_x_): x = L_x_`
@@ -179,7 +179,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     for bug in bugs:
         row = _bug_row(bug)
         if bug.small is not None:
-            row.update(_write_and_verify(bug, folders[id(bug)], evaluators, capture, opts, ui))
+            row.update(_write_and_verify(bug, folders[id(bug)], evaluators, capture, opts, ui, start))
         rows.append(row)
     localized = [loc for loc in localized if loc]
     localize.annotate_rows(bugs, rows, localized)
@@ -234,7 +234,8 @@ def _bug_row(bug: Bug) -> dict:
     return row
 
 
-def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture, opts: Options, ui) -> dict:
+def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture, opts: Options, ui,
+                      start: float) -> dict:
     ev = next(e for e in evaluators if e.case_dir.name == f"graph_{bug.graph}")
     values = torch.load(ev.case_dir / "values.pt", weights_only=True)
     final = ev.outcomes([bug.small], stage=bug.stage)[0]
@@ -259,6 +260,7 @@ def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture
         ui.step(f"verifying {repro} in a fresh process")
         verification = run_repro(repro)
         row.update(verified=verification.reproduced, verify_line=verification.line)
+    row["seconds_to_repro"] = round(time.perf_counter() - start, 2)  # script start to this repro, verified
     if opts.blame and row.get("verified") is not False:
         ui.step(f"finding the compiler part to blame for {folder.name}")
         try:

@@ -54,7 +54,8 @@ def print_summary(report: dict, console: Console) -> None:
     totals.add_row("bugs", str(len(bugs)))
     totals.add_row("compiles", f"{report['compiles']} (cache hits {report['cache_hits']}, "
                                f"worker restarts {report['worker_restarts']})")
-    totals.add_row("wall time", f"{report['wall_seconds']:.1f} s (capture {report['capture_seconds']:.1f} s)")
+    to_repro = f", verified repro after {report['seconds_to_repro']:.1f} s" if report.get("seconds_to_repro") else ""
+    totals.add_row("wall time", f"{report['wall_seconds']:.1f} s (capture {report['capture_seconds']:.1f} s{to_repro})")
     if report.get("html"):
         totals.add_row("report", report["html"])
     if report.get("issue"):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from conftest import CORPUS, manifest, run_minify
+from minifier.bench import dynamo_graph_count, failing_dynamo_graph
 
 
 # The cases every test run covers: one per kind and per place a bug can live. The whole corpus
@@ -34,8 +35,11 @@ def test_minify_corpus_case(case, tmp_path):
     proc = run_minify([str(script), "-o", str(out), "-q"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
-    assert report["graph_count"] == case["graphs"]
-    assert report["failing_graph"] == case["graph_index"]
+    # The manifest counts Dynamo graphs; the report also lists each backward graph it captured.
+    assert dynamo_graph_count(report) == case["graphs"]
+    assert failing_dynamo_graph(report) == case["graph_index"]
+    part = next(g["part"] for g in report["graphs"] if g["index"] == report["failing_graph"])
+    assert part == ("backward" if "backward" in case["tags"] else "forward")
     assert report["failure"]["kind"] == case["kind"]
     assert report["stage"] == case["stage"]
     assert set(case["culprit_ops"]) & set(report["ops"]), report["ops"]

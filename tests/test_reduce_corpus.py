@@ -27,8 +27,13 @@ def _numel(values) -> int:
     return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
 
 
+# Every run covers these two; the others also run in test_corpus_end_to_end, so here with -m corpus.
+DEFAULT = {"relu_accuracy_mlp90", "neg_float_model"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SINGLE_OP)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in DEFAULT else [pytest.mark.corpus])
+                                  for n in SINGLE_OP])
 def test_single_op_bug_reduces_to_the_op_on_one_element(name, tmp_path):
     case = CASES[name]
     assert case["min_ops"] == 1
