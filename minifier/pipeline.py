@@ -187,8 +187,13 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
         first = bugs[0]
         what = (f"flaky: reproduced {first.reproduced} of {first.tries} times" if first.flaky else
                 "did not reproduce when replayed alone (flaky, or dependent on state outside the graph)")
+        record = next((g.record for g in capture.graphs if g.index == first.graph), {})
+        if record.get("unreplayable_config"):
+            what += ("; the script set Inductor config that cannot be carried to another process: "
+                     + ", ".join(record["unreplayable_config"]))
         _write_report(out, _base_report(opts, capture, start, rows, evaluators, pool))
-        raise UserError(f"graph {first.graph} failed in the script ({first.message}) but {what}", EXIT_NOT_REPRODUCED)
+        raise UserError(f"graph {first.graph} failed in the script ({first.message or first.signature}) but {what}",
+                        EXIT_NOT_REPRODUCED)
     report = {**_base_report(opts, capture, start, rows, evaluators, pool), **rows[bugs.index(reduced[0])]}
     report.update(stopped=budget.stopped, reduce_compiles=budget.spent,  # stopped: max-time/max-compiles/interrupted
                   invalid_uncompiled=sum(e.rejected for e in evaluators))
