@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -261,18 +262,26 @@ def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture
     row = {"repro": str(repro), "inputs": str(folder / manifest["inputs_file"]) if manifest.get("inputs_file")
            else None, "final_metrics": final.get("metrics"), "reference": final.get("reference"),
            "graph_code": manifest["module_source"]}
-    if opts.verify:
-        ui.step(f"verifying {repro} in a fresh process")
-        verification = run_repro(repro)
-        row.update(verified=verification.reproduced, verify_line=verification.line)
-    row["seconds_to_repro"] = round(time.perf_counter() - start, 2)  # script start to this repro, verified
-    if opts.blame and row.get("verified") is not False:
-        ui.step(f"finding the compiler part to blame for {folder.name}")
-        try:
-            row["blame"] = blame(folder, say=ui.step)  # also written to folder/blame.json
-        except ReproFolderError as exc:
-            row["blame_error"] = str(exc)
+    # Blame runs beside the fresh-process verification (each is one process that mostly waits on
+    # its own import and compile); its answer is kept only if the repro verifies.
+    with ThreadPoolExecutor(1) as side:
+        blamed = side.submit(_blame, folder, ui) if opts.blame else None
+        if opts.verify:
+            ui.step(f"verifying {repro} in a fresh process")
+            verification = run_repro(repro)
+            row.update(verified=verification.reproduced, verify_line=verification.line)
+        row["seconds_to_repro"] = round(time.perf_counter() - start, 2)  # script start to this repro, verified
+        if blamed is not None and row.get("verified") is not False:
+            row.update(blamed.result())
     return row
+
+
+def _blame(folder: Path, ui) -> dict:
+    ui.step(f"finding the compiler part to blame for {folder.name}")
+    try:
+        return {"blame": blame(folder, say=ui.step)}  # also written to folder/blame.json
+    except ReproFolderError as exc:
+        return {"blame_error": str(exc)}
 
 
 def _base_report(opts: Options, capture: Capture, start: float, rows: list, evaluators: list, pool) -> dict:

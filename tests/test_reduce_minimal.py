@@ -94,3 +94,18 @@ def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path):
     assert ev.rejected >= 2
     assert jobs == len(ev.log) - 1 == ev.compiles - 1  # workers saw only the candidates not rejected
     assert ev.test(small) == REPRODUCES
+
+
+def test_an_op_returning_a_tuple_goes_once_its_items_are_inputs(pool, tmp_path):
+    # A GLU: `chunk` has no single value to feed in, but its items do.
+    def glu(x, w):
+        a, b = (x * w).chunk(2, dim=-1)
+        return torch.relu(a * b)
+
+    gm, values = _case(glu, [torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+    ev.signature = ev.outcomes([gm])[0]["signature"]
+    assert ev.signature.startswith("accuracy@")
+    small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
+    assert [op_label(n) for n in op_nodes(small)] == ["mul", "relu"]
+    assert ev.test(small) == REPRODUCES
