@@ -35,10 +35,27 @@ class Worker:
         self.proc = subprocess.Popen(module_command("minifier.worker"), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
+        self.warming = False  # a warmup job was sent whose answer is not read yet
+
+    def warm(self) -> "Worker":
+        """Start warming up now, without waiting: a spare is ready by the time it is needed."""
+        try:
+            write_message(self.proc.stdin, {"op": "warmup"})
+            self.warming = True
+        except (BrokenPipeError, OSError):
+            pass
+        return self
 
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
         stage = job.get("stage", "inductor")
+        if self.warming:
+            self.warming = False
+            ready, _, _ = select.select([self.proc.stdout], [], [], 120.0)
+            if not ready or read_message(self.proc.stdout) is None:
+                self.kill()  # never blame the candidate for a worker that could not start
+                return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
+                        "message": "a spare worker died or hung while warming up; see its log"}
         try:
             write_message(self.proc.stdin, job)
         except (BrokenPipeError, OSError):
@@ -94,6 +111,7 @@ class WorkerPool:
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.restarts = 0
         self.lock = threading.Lock()
+        self.spare: Worker | None = None
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
         for i in range(self.size):
@@ -119,14 +137,25 @@ class WorkerPool:
             if answer_retires(answer):
                 worker.proc.wait()  # it exits by itself after its CUDA context was spoiled
             if not worker.alive:
-                with self.lock:
-                    self.restarts += 1
-                    index = self.restarts
                 worker.close()
-                worker = self._start(self.size + index)
+                worker = self._replacement()
             self.idle.put(worker)
         answer.setdefault("wall", time.perf_counter() - start)
         return answer
+
+    def _replacement(self) -> Worker:
+        """A worker in place of one that died: the spare warmed since the last death, if any,
+        and a new spare warming. A candidate that crashes once tends to have siblings that
+        crash too, and each fresh worker costs seconds of `import torch`."""
+        with self.lock:
+            self.restarts += 1
+            spare, self.spare = self.spare, None
+            if spare is not None and not spare.alive:
+                spare.close()
+                spare = None
+            worker = spare or self._start(self.size + 2 * self.restarts)
+            self.spare = self._start(self.size + 2 * self.restarts + 1).warm()
+        return worker
 
     def close(self, grace: float = 1.0) -> None:
         """Ask every worker to exit at once and kill those still tearing torch down after `grace`
@@ -135,6 +164,9 @@ class WorkerPool:
         workers = []
         while not self.idle.empty():
             workers.append(self.idle.get())
+        if self.spare is not None:
+            workers.append(self.spare)
+            self.spare = None
         for worker in workers:
             try:
                 worker.proc.stdin.close()

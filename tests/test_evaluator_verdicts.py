@@ -55,3 +55,24 @@ def test_accuracy_bug_that_moved_to_another_op_does_not_reproduce(pool, tmp_path
     ev = Evaluator(pool, tmp_path, spec, [], signature="accuracy@inductor", culprit="relu")
     assert ev.test(rebuild(gm, cut={"log1p"}, values=values)) == REPRODUCES
     assert ev.test(rebuild(gm, cut={"relu"}, values=values)) == PASSES
+
+
+def test_workers_killed_by_crashes_are_replaced_and_answers_stay_right(tmp_path):
+    def f(x):
+        return torch.relu(x) * 2
+
+    gm, values = _case(f, [torch.randn(4096)], tmp_path)
+    pool = WorkerPool(1, tmp_path / "logs")
+    try:
+        abort = Injection("relu", "runtime_error", paths=("cpp", "cppvec"))  # `throw 1` in OpenMP: SIGABRT
+        crashing = Evaluator(pool, tmp_path, CompileSpec(), [abort.to_dict()], signature="")
+        honest = Evaluator(pool, tmp_path, CompileSpec(), [], signature="")
+        for _ in range(3):  # the first replacement is started cold, later ones are the warmed spare
+            answer = crashing.outcomes([gm])[0]
+            crashing.cache.clear()
+            assert answer["kind"] == "crash" and "SIGABRT" in answer["signature"], answer
+            assert honest.outcomes([gm])[0]["status"] == "pass"
+            honest.cache.clear()
+        assert pool.restarts == 3
+    finally:
+        pool.close()
