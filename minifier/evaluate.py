@@ -63,10 +63,17 @@ class Evaluator:
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
         """Check candidates on as many workers as there are, answers in the given order.
         `repeat` > 0 asks again instead of answering from the cache (flakiness checks)."""
-        jobs = [{**self.job(gm, stage), "repeat": repeat} for gm in gms]
+        return self._answers([(gm, stage) for gm in gms], repeat)
+
+    def outcomes_at(self, gm: fx.GraphModule, stages: list[str]) -> list[dict]:
+        """One graph through several stages at once (the stage search), answers in order."""
+        return self._answers([(gm, stage) for stage in stages])
+
+    def _answers(self, pairs: list[tuple], repeat: int = 0) -> list[dict]:
+        jobs = [{**self.job(gm, stage), "repeat": repeat} for gm, stage in pairs]
         keys = [_key(job) for job in jobs]
         pending = {}
-        for key, job, gm in zip(keys, jobs, gms):
+        for key, job, (gm, _) in zip(keys, jobs, pairs):
             if key in self.cache:
                 self.cache_hits += 1
             elif key not in pending:

@@ -142,7 +142,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     # Failing graphs, and random ones: a seeded recheck tells whether only the RNG differs.
     candidates = [g for g in capture.graphs if g.failure or (_verdict(g) == "nondeterministic" and g.replayable)]
     bugs: list[Bug] = []
-    localized: list[dict] = []  # per failing graph: stages, divergent nodes, kernels (minifier.localize)
+    to_localize: list[tuple] = []  # per failing graph: what minifier.localize needs
     known: dict = {}
     evaluators: list[Evaluator] = []
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
@@ -171,9 +171,13 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
                               {"budget": budget, "resume": opts.resume})
         bugs.extend(found)
         g.record["bugs"] = len(found)
-        localized.append(localize.localize_bugs(g, gm, values, ev, found, ui.step))
+        to_localize.append((g, gm, values, ev, found))
     if not bugs:
         return _nothing_failed(opts, capture, out, start, work, ui)
+    # Localization only adds to the report: it runs on the warm workers while the repros are
+    # verified in fresh processes (it passes its stage explicitly, so they do not interfere).
+    side = ThreadPoolExecutor(1)
+    localizing = side.submit(lambda: [localize.localize_bugs(*args, ui.step) for args in to_localize])
     reduced = [b for b in bugs if b.small is not None]
     folders = {id(b): out if i == 0 else out / f"bug-{i + 1}" for i, b in enumerate(reduced)}
     rows = []
@@ -182,7 +186,8 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
         if bug.small is not None:
             row.update(_write_and_verify(bug, folders[id(bug)], evaluators, capture, opts, ui, start))
         rows.append(row)
-    localized = [loc for loc in localized if loc]
+    localized = [loc for loc in localizing.result() if loc]  # stages, divergent nodes, kernels
+    side.shutdown()
     localize.annotate_rows(bugs, rows, localized)
     if not reduced:
         first = bugs[0]
