@@ -25,6 +25,7 @@ from typing import Callable
 
 from compiler.subsystems import ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, Experiment
 from minifier.blame_worker import BlameWorker, WorkerDied
+from minifier.worker import POISONING
 from repro.manifest import ReproFolderError, read_manifest
 
 BLAME_FILE = "blame.json"
@@ -130,7 +131,8 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print) -> dict:
     start = time.perf_counter()
     manifest = read_manifest(repro_dir)
     stage = manifest.get("stage", "inductor")
-    isolate = manifest["signature"].startswith(CRASHING)
+    # A crash kills the worker; a CUDA device-side assert spoils its context for every later run.
+    isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
     with BlameWorker(repro_dir, stage, isolate=isolate, timeout=60.0 if isolate else 300.0) as worker:
         try:
             info = worker.start()

@@ -123,6 +123,8 @@ def warm_up() -> dict:
 
     torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
     torch._dynamo.reset()
+    if torch.cuda.is_available():
+        torch.ones(1, device="cuda").add_(1)  # start CUDA now too: seconds a replacement would wait
     return {"status": "ready"}
 
 

@@ -111,14 +111,14 @@ class WorkerPool:
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.restarts = 0
         self.lock = threading.Lock()
-        self.spare: Worker | None = None
+        self.spares: list[Worker] = []  # warming, once a worker has died
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
         for i in range(self.size):
             self.idle.put(self._start(i))
         self.warmups = [self.submit({"op": "warmup"}) for _ in range(self.size)]
 
-    def _start(self, i: int) -> Worker:
+    def _start(self, i) -> Worker:
         return Worker(self.log_dir / f"worker-{i}.log")
 
     def submit(self, job: dict) -> Future:
@@ -135,7 +135,7 @@ class WorkerPool:
             answer = worker.ask(job, job.get("timeout", self.timeout))
         finally:
             if answer_retires(answer):
-                worker.proc.wait()  # it exits by itself after its CUDA context was spoiled
+                worker.kill()  # its CUDA context is spoiled; its own exit can take seconds
             if not worker.alive:
                 worker.close()
                 worker = self._replacement()
@@ -144,17 +144,21 @@ class WorkerPool:
         return answer
 
     def _replacement(self) -> Worker:
-        """A worker in place of one that died: the spare warmed since the last death, if any,
-        and a new spare warming. A candidate that crashes once tends to have siblings that
-        crash too, and each fresh worker costs seconds of `import torch`."""
+        """A worker in place of one that died: a spare warmed since an earlier death, if any,
+        with the spares topped up to one per worker. A candidate that crashes tends to have
+        siblings that crash too, and each fresh worker costs seconds of `import torch` (and,
+        on a GPU, of starting CUDA)."""
         with self.lock:
             self.restarts += 1
-            spare, self.spare = self.spare, None
-            if spare is not None and not spare.alive:
-                spare.close()
-                spare = None
-            worker = spare or self._start(self.size + 2 * self.restarts)
-            self.spare = self._start(self.size + 2 * self.restarts + 1).warm()
+            worker = None
+            while self.spares and worker is None:
+                worker = self.spares.pop(0)
+                if not worker.alive:
+                    worker.close()
+                    worker = None
+            worker = worker or self._start(self.size + 2 * self.restarts)
+            while len(self.spares) < self.size:
+                self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
         return worker
 
     def close(self, grace: float = 1.0) -> None:
@@ -164,9 +168,8 @@ class WorkerPool:
         workers = []
         while not self.idle.empty():
             workers.append(self.idle.get())
-        if self.spare is not None:
-            workers.append(self.spare)
-            self.spare = None
+        workers += self.spares
+        self.spares = []
         for worker in workers:
             try:
                 worker.proc.stdin.close()

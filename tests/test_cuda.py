@@ -30,6 +30,10 @@ def test_triton_relu_bug_minifies_to_relu_with_a_verified_gpu_repro(name, tmp_pa
     report = json.loads((out / "report.json").read_text())
     assert report["failure"]["kind"] == kind and report["failing_graph"] == graph
     assert report["ops"] == ["relu"] and report["verified"] is True
+    if kind == "runtime_error":  # after a device-side assert, each blame probe needs a fresh process
+        blame = json.loads((out / "blame.json").read_text())
+        assert any(f["what"] == "lowering" and "relu" in f["finding"] for f in blame["blame"]), blame
+        assert all(r["verdict"] != "error" for r in blame["ruled_out"]), blame["ruled_out"]
     manifest = json.loads((out / "repro.json").read_text())
     assert manifest["device"] == "cuda" and manifest["stage"] == "inductor"
     again = subprocess.run([sys.executable, "repro.py"], cwd=out, capture_output=True, text=True, timeout=600)
