@@ -85,16 +85,23 @@ class Worker:
             self.proc.kill()
             self.proc.wait()
 
-    def close(self) -> None:
+    def ask_to_exit(self) -> None:
         try:
             self.proc.stdin.close()
         except OSError:
             pass
+
+    def finish(self, deadline: float) -> None:
+        """Wait until `deadline` (time.monotonic) for the exit asked for, then kill."""
         try:
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.kill()
         self.log.close()
+
+    def close(self) -> None:
+        self.ask_to_exit()
+        self.finish(time.monotonic() + 5)
 
 
 def answer_retires(answer) -> bool:
@@ -171,14 +178,7 @@ class WorkerPool:
         workers += self.spares
         self.spares = []
         for worker in workers:
-            try:
-                worker.proc.stdin.close()
-            except OSError:
-                pass
+            worker.ask_to_exit()
         deadline = time.monotonic() + grace
         for worker in workers:
-            try:
-                worker.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                worker.kill()
-            worker.log.close()
+            worker.finish(deadline)
