@@ -45,6 +45,7 @@ class Evaluator:
     slowest: float = 0.0  # seconds of the slowest answer that was not a hang
     cache: dict = field(default_factory=dict)
     log: list = field(default_factory=list)
+    inflight: dict = field(default_factory=dict)  # key -> Future of a job sent ahead (prefetch)
 
     def job(self, gm: fx.GraphModule, stage: str | None = None) -> dict:
         return {"op": "check", "case_dir": str(self.case_dir), "source": module_source(gm),
@@ -63,46 +64,70 @@ class Evaluator:
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
         """Check candidates on as many workers as there are, answers in the given order.
         `repeat` > 0 asks again instead of answering from the cache (flakiness checks)."""
-        return self._answers([(gm, stage) for gm in gms], repeat)
+        return self._answers([(gm, stage, repeat) for gm in gms])
 
     def outcomes_at(self, gm: fx.GraphModule, stages: list[str]) -> list[dict]:
         """One graph through several stages at once (the stage search), answers in order."""
-        return self._answers([(gm, stage) for stage in stages])
-
-    def _answers(self, pairs: list[tuple], repeat: int = 0) -> list[dict]:
-        jobs = [{**self.job(gm, stage), "repeat": repeat} for gm, stage in pairs]
-        keys = [_key(job) for job in jobs]
-        pending = {}
-        for key, job, (gm, _) in zip(keys, jobs, pairs):
-            if key in self.cache:
-                self.cache_hits += 1
-            elif key not in pending:
-                why = self.validate(gm) if self.validate is not None else None
-                if why:
-                    self.rejected += 1
-                    self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
-                else:
-                    pending[key] = self.pool.submit(job)
-        for key, future in pending.items():
-            answer = future.result()
-            if answer.get("kind") not in NO_COMPILE_KINDS:
-                self.compiles += 1
-            self.cache[key] = answer
-            if answer.get("kind") != "hang":
-                self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
-            self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
-                             "seconds": round(answer.get("seconds", 0.0), 3)})
-        return [self.cache[key] for key in keys]
+        return self._answers([(gm, stage, 0) for stage in stages])
 
     def repeats(self, gm: fx.GraphModule, times: int) -> list[dict]:
         """`times` independent checks of one graph (in parallel), for the k-of-k flakiness rule."""
-        futures = [self.pool.submit({**self.job(gm), "repeat": r}) for r in range(1, times)]
-        answers = [self.outcomes([gm])[0]]
-        for future in futures:
-            answers.append(future.result())
-            if answers[-1].get("kind") not in NO_COMPILE_KINDS:
-                self.compiles += 1
-        return answers
+        return self._answers([(gm, None, r) for r in range(times)])
+
+    def prefetch(self, questions: list[tuple]) -> None:
+        """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
+        later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.
+        This is how checks whose need is likely but not yet certain overlap with the ones
+        being waited on; `abandon` forgets those never asked."""
+        self._submit(questions)
+
+    def abandon(self) -> None:
+        """Drop prefetched questions nobody asked: cancel those not started, and count the
+        compiles of those that ran (their answers still fill the cache)."""
+        for key, future in list(self.inflight.items()):
+            if future.cancel():
+                self.inflight.pop(key, None)
+            else:
+                future.add_done_callback(lambda f, key=key: self._record(key, f.result())
+                                         if self.inflight.pop(key, None) is not None else None)
+
+    def _submit(self, questions: list[tuple]) -> list[str]:
+        keys = []
+        for gm, stage, repeat in questions:
+            job = {**self.job(gm, stage), "repeat": repeat}
+            key = _key(job)
+            keys.append(key)
+            if key in self.cache or key in self.inflight:
+                continue
+            why = self.validate(gm) if self.validate is not None else None
+            if why:
+                self.rejected += 1
+                self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
+            else:
+                self.inflight[key] = self.pool.submit(job)
+        return keys
+
+    def _answers(self, questions: list[tuple]) -> list[dict]:
+        hits = sum(1 for gm, stage, repeat in questions
+                   if _key({**self.job(gm, stage), "repeat": repeat}) in self.cache)
+        keys = self._submit(questions)
+        self.cache_hits += hits
+        for key in dict.fromkeys(keys):
+            future = self.inflight.get(key)
+            if future is not None:
+                answer = future.result()
+                if self.inflight.pop(key, None) is not None:
+                    self._record(key, answer)
+        return [self.cache[key] for key in keys]
+
+    def _record(self, key: str, answer: dict) -> None:
+        if answer.get("kind") not in NO_COMPILE_KINDS:
+            self.compiles += 1
+        self.cache[key] = answer
+        if answer.get("kind") != "hang":
+            self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
+        self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
+                         "seconds": round(answer.get("seconds", 0.0), 3)})
 
     def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
         """Same signature, and for accuracy the same first divergent node, or it is another bug."""
