@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import torch
 
-# The order steps apply in: strides first, then the block of elements kept, then the rank,
-# then the values themselves.
-ORDER = ("contiguous", "shape", "view", "value")
+# The order steps apply in: pointwise ops folded into the value first (they commute with
+# everything after), then strides, then the block of elements kept, then the rank, then the
+# values themselves.
+ORDER = ("map", "contiguous", "shape", "view", "value")
 VALUE_KINDS = ("zeros", "ones", "ints")  # simplest first
 SMALL_INT = 3  # "ints" keeps values in [-3, 3] (or [0, 3] for unsigned types)
 
@@ -69,7 +70,26 @@ def _small_ints(value: torch.Tensor) -> torch.Tensor:
     return value.clamp(low, SMALL_INT)
 
 
+def _map(value: torch.Tensor, ops) -> torch.Tensor:
+    """Apply pointwise ops, in order, to the whole value (see passes/fold_into_input.py). Each
+    op is ("method", name, args, kwargs) or ("function", dotted name, args, kwargs), called
+    with the value first."""
+    for kind, name, args, kwargs in ops:
+        fn = getattr(value, name) if kind == "method" else resolve_function(name)
+        value = fn(*args, **dict(kwargs)) if kind == "method" else fn(value, *args, **dict(kwargs))
+    return value
+
+
+def resolve_function(dotted: str):
+    """`torch.log1p`, `torch.nn.functional.gelu`, `operator.neg` from their dotted names."""
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
 _STEPS = {
+    "map": _map,
     "contiguous": lambda v: v.contiguous(),
     "shape": _block,
     "view": lambda v, shape: v.reshape(tuple(shape)).clone(),

@@ -24,6 +24,7 @@ from minifier.passes import Context
 from minifier.passes.cut_after_culprit import cut_after_culprit
 from minifier.passes.cut_at_divergence import cut_at_divergence
 from minifier.passes.drop_unit_dims import drop_unit_dims
+from minifier.passes.fold_into_input import fold_into_input
 from minifier.passes.isolate_op import isolate_last_op
 from minifier.passes.make_contiguous import make_contiguous
 from minifier.passes.remove_outputs import remove_outputs
@@ -37,7 +38,7 @@ from minifier.validate import validator, why_invalid
 # Structure first (fewest ops), then operands, then the inputs: strides before sizes (a
 # one-element tensor has no strides left to lose), sizes before rank, values last.
 PASSES = (cut_at_divergence, cut_after_culprit, isolate_last_op, remove_outputs, replace_ops_with_inputs,
-          replace_operands, make_contiguous, shrink_shapes, drop_unit_dims, simplify_values)
+          replace_operands, fold_into_input, make_contiguous, shrink_shapes, drop_unit_dims, simplify_values)
 MAX_ROUNDS = 5
 
 

@@ -1,6 +1,8 @@
 """Reduction on real Inductor: a bug that needs two ops fused into one kernel reduces to exactly
 those two ops (1-minimal: removing either loses it), with the smallest inputs; the result does
 not depend on the speculative window; candidates that cannot run are never compiled."""
+import operator
+
 import pytest
 import torch
 import torch.fx as fx
@@ -8,6 +10,7 @@ import torch.fx as fx
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.evaluate import REPRODUCES, Evaluator
+from minifier.input_transforms import step_of
 from minifier.graph_edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
 from minifier.passes import Context
 from minifier.passes.shrink_shapes import shrink_shapes
@@ -109,3 +112,43 @@ def test_an_op_returning_a_tuple_goes_once_its_items_are_inputs(pool, tmp_path):
     small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
     assert [op_label(n) for n in op_nodes(small)] == ["mul", "relu"]
     assert ev.test(small) == REPRODUCES
+
+
+# log1p printed as `log1p(x) + 1` only by the scalar C++ code generator: Inductor takes that path
+# for the stride-2 read of `x[:, ::2]`, so feeding abs's value as a plain input loses the bug.
+SCALAR_LOG1P = Injection("log1p", "accuracy", paths=("cpp",))
+
+
+def _strided_log1p(x):
+    return torch.log1p(x[:, ::2].abs())
+
+
+def test_a_pointwise_op_folds_into_a_strided_input_and_keeps_its_code_path(pool, tmp_path):
+    gm, values = _case(_strided_log1p, [torch.randn(8, 64)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [SCALAR_LOG1P.to_dict()], signature="")
+    ev.signature = ev.outcomes([gm])[0]["signature"]
+    assert ev.signature.startswith("accuracy@")
+    abs_name = next(n.name for n in op_nodes(gm) if op_label(n) == "abs")
+    # Cutting abs out (the classic step) makes log1p read a contiguous input: vectorized, no bug.
+    assert ev.test(rebuild(gm, cut={abs_name}, values=values)) != REPRODUCES
+    small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
+    assert [op_label(n) for n in op_nodes(small)] == ["log1p"]
+    assert ev.test(small) == REPRODUCES
+    (x,) = graph_inputs(small, values)
+    read = next(n for n in small.graph.nodes if n.op == "call_function" and n.target is operator.getitem)
+    assert read.args[0].op == "placeholder"  # still a strided read of the input
+    _, transform = input_ref(placeholders(small)[0])
+    assert step_of(transform, "map")[1][0][1] == "abs"  # abs now runs on the input's values
+
+
+def test_folding_refuses_an_op_that_does_not_commute_with_what_follows(tmp_path):
+    from minifier.passes.fold_into_input import fold
+
+    gm, values = _case(_strided_log1p, [torch.randn(8, 64)], tmp_path)
+    ctx = Context(values=values, kind="accuracy")
+    names = {op_label(n): n.name for n in op_nodes(gm)}
+    assert fold(gm, names["log1p"], ctx) is None  # log1p(abs(x)) != abs(log1p(x))
+    folded = fold(gm, names["abs"], ctx)
+    assert [op_label(n) for n in op_nodes(folded)] == ["log1p"]
+    out = folded(*graph_inputs(folded, values))
+    assert torch.equal(out[0] if isinstance(out, tuple) else out, values[names["log1p"]])
