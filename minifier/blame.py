@@ -121,19 +121,20 @@ class Search:
         return self.recorded.get("nodes", {})
 
 
-def blame(repro_dir: Path, say: Callable[[str], None] = print) -> list[dict]:
-    """Run the blame search on a verified repro folder; write REPRO_DIR/blame.json; return findings."""
-    return blame_report(repro_dir, say)["blame"]
+def blame(repro_dir: Path, say: Callable[[str], None] = print, zygote=None) -> list[dict]:
+    """Run the blame search on a verified repro folder; write REPRO_DIR/blame.json; return findings.
+    With `zygote` (minifier.zygote), its probe processes are forked from it."""
+    return blame_report(repro_dir, say, zygote)["blame"]
 
 
-def blame_report(repro_dir: Path, say: Callable[[str], None] = print) -> dict:
+def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=None) -> dict:
     """The whole blame.json content: findings, probes that ruled parts out, every run."""
     start = time.perf_counter()
     manifest = read_manifest(repro_dir)
     stage = manifest.get("stage", "inductor")
     # A crash kills the worker; a CUDA device-side assert spoils its context for every later run.
     isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
-    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=60.0 if isolate else 300.0) as worker:
+    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=60.0 if isolate else 300.0, zygote=zygote) as worker:
         try:
             info = worker.start()
         except WorkerDied as died:

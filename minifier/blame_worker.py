@@ -135,12 +135,19 @@ class WorkerDied(Exception):
 class Child:
     """One `python -m minifier.blame_worker` process and a thread reading its answers."""
 
-    def __init__(self, folder: Path, log):
+    def __init__(self, folder: Path, log, zygote=None):
+        """Forked from `zygote` (minifier.zygote) when given, else a fresh `python -m`."""
+        from minifier.zygote import fork_module
+
         # cwd is the project root: from the repro folder, its repro.py would shadow the `repro` package
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen([sys.executable, "-m", "minifier.blame_worker", str(folder)], cwd=ROOT,
-                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        log.flush()
+        self.proc = fork_module(zygote, "minifier.blame_worker", ROOT, log, [str(folder)], text=True)
+        if self.proc is None:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+            self.proc = subprocess.Popen([sys.executable, "-m", "minifier.blame_worker", str(folder)], cwd=ROOT,
+                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         text=True)
         self.answers: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -190,8 +197,9 @@ class Child:
 class BlameWorker:
     """Runs experiments on one repro folder in a warm child, or a fresh child each (`isolate`)."""
 
-    def __init__(self, folder: Path, stage: str, isolate: bool = False, timeout: float = 300.0):
+    def __init__(self, folder: Path, stage: str, isolate: bool = False, timeout: float = 300.0, zygote=None):
         self.folder, self.stage, self.isolate, self.timeout = folder, stage, isolate, timeout
+        self.zygote = zygote
         self.log = tempfile.TemporaryFile(mode="w+")
         self.child: Child | None = None
         self.info: dict = {}
@@ -199,7 +207,7 @@ class BlameWorker:
 
     def start(self) -> dict:
         """Start a child and return its hello (raises WorkerDied if it cannot load the repro)."""
-        self.child = Child(self.folder, self.log)
+        self.child = Child(self.folder, self.log, self.zygote)
         self.info = self.child.ask(None, STARTUP_TIMEOUT, self.stage)
         return self.info
 

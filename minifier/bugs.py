@@ -14,7 +14,7 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.stages import STAGES
-from minifier.divergence import find_divergence
+from minifier.divergence import exposed_nodes, find_divergence
 from minifier.evaluate import Evaluator
 from minifier.graph_edit import op_label, op_names, rebuild
 from minifier.passes import Context
@@ -58,10 +58,28 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
     return "inductor", {}
 
 
+def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict) -> list[tuple]:
+    """What confirming a bug leads to, asked for all at once so that the workers never wait on
+    one another: for an accuracy failure the check of every intermediate at Inductor (the
+    longest, so first), the `tries` replays, then each stage before Inductor. Most bugs are
+    Inductor's, so the first is nearly always needed; when an earlier stage fails it is asked
+    again there."""
+    checks = []
+    if signature.startswith("accuracy"):
+        exposed = exposed_nodes(gm, values)
+        if exposed:
+            checks.append((rebuild(gm, outputs=exposed), "inductor", 0))
+    checks += [(gm, None, r) for r in range(tries)]
+    return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+
+
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
-                  known: dict, tries: int, say: Callable[[str], None], reduce_opts: dict) -> list[Bug]:
+                  known: dict, tries: int, say: Callable[[str], None], reduce_opts: dict,
+                  on_reduced: Callable[[Bug], None] = lambda bug: None) -> list[Bug]:
     """Confirm, localize and reduce each distinct bug of graph `index`; `known` maps the keys
-    of bugs already found (in earlier graphs) to them, so a repeated bug is reduced once."""
+    of bugs already found (in earlier graphs) to them, so a repeated bug is reduced once.
+    `on_reduced` hears of each reduced bug at once (its repro is verified while the search
+    for the next bug goes on)."""
     bugs: list[Bug] = []
     masked: set[str] = set()
     for _ in range(MAX_BUGS_PER_GRAPH):
@@ -74,12 +92,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             if answer.get("status") != "fail":
                 break
             ev.signature = answer["signature"]
+        ev.prefetch(speculative_checks(current, tries, ev.signature, values))
         answers = ev.repeats(current, tries)
         hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
         kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
         message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
         bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(current)))
         if hits < tries:
+            ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
             break
         if kind != "hang":
@@ -114,5 +134,6 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         bug.notes.update(ctx.notes)
         known[bug.key(label)] = bug
         bugs.append(bug)
+        on_reduced(bug)
         masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
     return bugs

@@ -66,23 +66,53 @@ def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout:
     """Run the script under the recording backend (or, with `eager`, with nothing compiled),
     with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
     compile just the graphs with those keys and record nothing (a subset run)."""
+    return start_capture(script, args, folder, log, eager, injections, only).finish(timeout)
+
+
+@dataclass
+class RunningCapture:
+    """A capture process under way (start_capture); `finish` waits for it and reads it."""
+    proc: subprocess.Popen
+    folder: Path
+    start: float
+    log: object  # the open log file
+
+    def finish(self, timeout: float) -> Capture:
+        try:
+            code = self.proc.wait(timeout=max(0.0, timeout - (time.perf_counter() - self.start)))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            code = None
+        self.log.close()
+        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout)
+
+    def stop(self) -> None:
+        """Kill it if it is still running (the run ended another way)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager: bool = False,
+                  injections: list[str] = (), only: list[str] | None = None) -> RunningCapture:
+    """Start the capture process (see run_capture) without waiting for it."""
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    with open(log, "wb") as out:
-        # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
-        proc = subprocess.Popen([*module_command("compiler.capture"),
-                                 *(["--eager"] if eager else []),
-                                 *(["--only", ",".join(only)] if only is not None else []),
-                                 *[arg for spec in injections for arg in ("--inject", spec)],
-                                 str(script), str(folder), "--", *args],
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=str(script.parent))
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = None
-    seconds = time.perf_counter() - start
+    out = open(log, "wb")
+    # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
+    proc = subprocess.Popen([*module_command("compiler.capture"),
+                             *(["--eager"] if eager else []),
+                             *(["--only", ",".join(only)] if only is not None else []),
+                             *[arg for spec in injections for arg in ("--inject", spec)],
+                             str(script), str(folder), "--", *args],
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            cwd=str(script.parent))
+    return RunningCapture(proc, folder, start, out)
+
+
+def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float) -> Capture:
     graphs = _read_graphs(folder)
     script_file = folder / "script.json"
     if script_file.exists() and code == 0:

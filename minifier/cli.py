@@ -80,17 +80,16 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
-    from compiler.inject import injected, parse_spec
-
     for spec in ns.inject:  # plant and remove each once here, so a bad one fails before the script runs
+        from compiler.inject import injected, parse_spec
+
         try:
             with injected(parse_spec(spec)):
                 pass
         except (ValueError, AttributeError, KeyError) as exc:
             console.print(f"[bold red]minify:[/bold red] bad --inject {spec!r}: {exc}", highlight=False)
             return 2
-    from minifier.pipeline import Options, UserError, run
-    from minifier.report import ConsoleUI, print_summary
+    from minifier.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),
@@ -99,7 +98,14 @@ def main(argv: list[str] | None = None) -> int:
                    injections=ns.inject, emit_test=ns.emit_test,
                    blame=not ns.no_blame)
     try:
-        result = run(opts, ConsoleUI(quiet=ns.quiet))
+        launched = launch(opts)  # the capture and the zygote start before this process imports torch
+        try:
+            from minifier.pipeline import run
+            from minifier.report import ConsoleUI, print_summary
+
+            result = run(opts, ConsoleUI(quiet=ns.quiet, start=launched.start), launched)
+        finally:
+            launched.stop()
     except UserError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
         return exc.code

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +17,8 @@ from compiler.graph_code import module_from_source, trace_module
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.capture_run import Capture, GraphRecord, run_capture
+from minifier.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
+                             UserError, check_script, launch, output_folder)
 from minifier.bugs import Bug, bugs_in_graph
 from minifier.blame import blame
 from minifier.budget import Budget
@@ -24,74 +26,13 @@ from minifier.evaluate import Evaluator
 from minifier.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
 from minifier import html_report, interaction, localize
 from minifier.workers import WorkerPool
+from minifier.zygote import ForkedRuns
 from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.manifest import ReproFolderError
 from repro.testgen import write_tests
-from repro.verify import run_repro
+from repro.verify import PrewarmedSupply, run_repro
 from repro.writer import ReproInfo, write_repro
-
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 2, 3, 4
-
-
-class UserError(Exception):
-    """Bad input or a situation the user must know about: one line, non-zero exit."""
-
-    def __init__(self, message: str, code: int = EXIT_BAD_INPUT):
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass
-class Options:
-    script: Path
-    script_args: list[str] = field(default_factory=list)
-    out: Path | None = None
-    jobs: int = 2
-    atol: float | None = None
-    rtol: float | None = None
-    timeout: float = 1800.0  # the whole script under capture
-    candidate_timeout: float = 300.0
-    max_time: float | None = None
-    max_compiles: int | None = None  # compiles the reduction may spend (over all bugs)
-    resume: bool = False  # keep the work folder and continue from its checkpoints
-    verify: bool = True
-    strict: bool = False  # judge floats by the tolerances alone
-    repeat: int = 3  # the original failure must reproduce this many times out of as many
-    hang_timeout: float = 60.0  # a candidate of a hang that runs longer than this hangs too
-    injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
-    blame: bool = True  # after verifying, find the decomposition/pass/lowering/fusion/flag to blame
-    emit_test: Path | None = None  # write a pytest regression test per repro here
-
-
-@dataclass
-class Result:
-    code: int
-    report: dict
-
-
-def check_script(script: Path) -> None:
-    if not script.exists():
-        raise UserError(f"no such file: {script}")
-    if not script.is_file():
-        raise UserError(f"not a file: {script}")
-    try:
-        compile(script.read_bytes(), str(script), "exec")
-    except SyntaxError as exc:
-        raise UserError(f"{script}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except ValueError as exc:
-        raise UserError(f"{script}: cannot read as Python source: {exc}") from None
-
-
-def output_folder(opts: Options) -> Path:
-    out = (opts.out or Path("minify-out") / opts.script.stem).resolve()
-    if out.resolve() == opts.script.resolve().parent:
-        raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
-    out.mkdir(parents=True, exist_ok=True)
-    if not opts.resume:
-        shutil.rmtree(out / "work", ignore_errors=True)
-    return out
-
 
 def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
     source = (record.folder / "graph.py").read_text()
@@ -121,23 +62,30 @@ def record_values(gm: fx.GraphModule, inputs: list) -> dict:
     return values
 
 
-def run(opts: Options, ui) -> Result:
-    start = time.perf_counter()
-    check_script(opts.script)
-    out = output_folder(opts)
-    work = out / "work"
+def run(opts: Options, ui, launched: Launched | None = None) -> Result:
+    """The whole run; `launched` when the caller already started the slow processes."""
+    launched = launched or launch(opts)
+    start, out, work, zygote = launched.start, launched.out, launched.work, launched.zygote
     ui.step("starting workers")
-    pool = WorkerPool(opts.jobs, work / "logs", timeout=opts.candidate_timeout)
+    pool = WorkerPool(opts.jobs, work / "logs", timeout=opts.candidate_timeout, zygote=zygote)
+    # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a
+    # pre-started interpreter waits to run it.
+    verifiers = None if not opts.verify else ForkedRuns(zygote) if zygote else PrewarmedSupply()
     try:
-        return _run(opts, ui, out, work, pool, start)
+        return _run(opts, ui, out, work, pool, start, verifiers, launched)
     finally:
+        launched.capture.stop()
+        if verifiers is not None:
+            verifiers.close()
         pool.close()
+        if zygote is not None:
+            zygote.close()
 
 
-def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: float) -> Result:
+def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: float,
+         verifiers, launched: Launched) -> Result:
     ui.step(f"running {opts.script.name} under the recording backend")
-    capture = run_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log", opts.timeout,
-                          injections=opts.injections)
+    capture = launched.capture.finish(opts.timeout)
     ui.capture_done(capture)
     # Failing graphs, and random ones: a seeded recheck tells whether only the RNG differs.
     candidates = [g for g in capture.graphs if g.failure or (_verdict(g) == "nondeterministic" and g.replayable)]
@@ -147,6 +95,19 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     evaluators: list[Evaluator] = []
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     budget = Budget(deadline, opts.max_compiles)  # shared by every reduction; records why one stopped early
+    # Each reduced bug's repro is written and verified (in a fresh process) while the search
+    # for further bugs goes on on the workers; one at a time, in the order they were found.
+    verifying = ThreadPoolExecutor(1)
+    verified: dict[int, Future] = {}
+
+    def on_reduced(bug: Bug) -> None:
+        ev = next(e for e in evaluators if e.case_dir.name == f"graph_{bug.graph}")
+        final = ev.outcomes([bug.small], stage=bug.stage)[0]  # cached: asked here, on this thread
+        folder = out if not verified else out / f"bug-{len(verified) + 1}"
+        prewarmed = verifiers.take(another=True) if verifiers is not None else None
+        verified[id(bug)] = verifying.submit(_write_and_verify, bug, folder, ev, final, capture, opts, ui, start,
+                                             prewarmed, launched.zygote)
+
     for g in candidates:
         _check_replayable(g)
         gm, inputs = load_graph(g)
@@ -168,10 +129,11 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
             g.failure = {k: answer.get(k) for k in ("kind", "signature", "message")}
         ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
         found = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], known, opts.repeat, ui.step,
-                              {"budget": budget, "resume": opts.resume})
+                              {"budget": budget, "resume": opts.resume}, on_reduced)
         bugs.extend(found)
         g.record["bugs"] = len(found)
         to_localize.append((g, gm, values, ev, found))
+    verifying.shutdown(wait=False)
     if not bugs:
         return _nothing_failed(opts, capture, out, start, work, ui)
     # Localization only adds to the report: it runs on the warm workers while the repros are
@@ -179,12 +141,11 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     side = ThreadPoolExecutor(1)
     localizing = side.submit(lambda: [localize.localize_bugs(*args, ui.step) for args in to_localize])
     reduced = [b for b in bugs if b.small is not None]
-    folders = {id(b): out if i == 0 else out / f"bug-{i + 1}" for i, b in enumerate(reduced)}
     rows = []
     for bug in bugs:
         row = _bug_row(bug)
         if bug.small is not None:
-            row.update(_write_and_verify(bug, folders[id(bug)], evaluators, capture, opts, ui, start))
+            row.update(verified[id(bug)].result())
         rows.append(row)
     localized = [loc for loc in localizing.result() if loc]  # stages, divergent nodes, kernels
     side.shutdown()
@@ -245,11 +206,10 @@ def _bug_row(bug: Bug) -> dict:
     return row
 
 
-def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture, opts: Options, ui,
-                      start: float) -> dict:
-    ev = next(e for e in evaluators if e.case_dir.name == f"graph_{bug.graph}")
+def _write_and_verify(bug: Bug, folder: Path, ev: Evaluator, final: dict, capture: Capture, opts: Options, ui,
+                      start: float, prewarmed=None, zygote=None) -> dict:
+    """Write the repro of `bug` (`final`: its reduced graph's answer) and verify it."""
     values = torch.load(ev.case_dir / "values.pt", weights_only=True)
-    final = ev.outcomes([bug.small], stage=bug.stage)[0]
     record = next(g.record for g in capture.graphs if g.index == bug.graph)
     spec, seed = ev.spec, None
     if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does
@@ -270,10 +230,10 @@ def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture
     # Blame runs beside the fresh-process verification (each is one process that mostly waits on
     # its own import and compile); its answer is kept only if the repro verifies.
     with ThreadPoolExecutor(1) as side:
-        blamed = side.submit(_blame, folder, ui) if opts.blame else None
+        blamed = side.submit(_blame, folder, ui, zygote) if opts.blame else None
         if opts.verify:
             ui.step(f"verifying {repro} in a fresh process")
-            verification = run_repro(repro)
+            verification = run_repro(repro, prewarmed=prewarmed)
             row.update(verified=verification.reproduced, verify_line=verification.line)
         row["seconds_to_repro"] = round(time.perf_counter() - start, 2)  # script start to this repro, verified
         if blamed is not None and row.get("verified") is not False:
@@ -281,10 +241,10 @@ def _write_and_verify(bug: Bug, folder: Path, evaluators: list, capture: Capture
     return row
 
 
-def _blame(folder: Path, ui) -> dict:
+def _blame(folder: Path, ui, zygote=None) -> dict:
     ui.step(f"finding the compiler part to blame for {folder.name}")
     try:
-        return {"blame": blame(folder, say=ui.step)}  # also written to folder/blame.json
+        return {"blame": blame(folder, say=ui.step, zygote=zygote)}  # also written to folder/blame.json
     except ReproFolderError as exc:
         return {"blame_error": str(exc)}
 

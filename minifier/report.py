@@ -13,10 +13,10 @@ from minifier.graph_edit import op_nodes
 
 
 class ConsoleUI:
-    def __init__(self, console: Console | None = None, quiet: bool = False):
+    def __init__(self, console: Console | None = None, quiet: bool = False, start: float | None = None):
         self.console = console or Console(stderr=True)
         self.quiet = quiet
-        self.start = time.perf_counter()
+        self.start = time.perf_counter() if start is None else start  # times shown are since the run began
 
     def _say(self, text: str) -> None:
         if not self.quiet:

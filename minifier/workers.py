@@ -17,6 +17,7 @@ from pathlib import Path
 
 from minifier.signature import crash_signature, hang_signature
 from minifier.worker import read_message, write_message
+from minifier.zygote import Zygote, fork_module, supported as zygote_supported
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,10 +31,12 @@ def module_command(module: str) -> list[str]:
 
 
 class Worker:
-    def __init__(self, log_path: Path):
+    def __init__(self, log_path: Path, zygote: Zygote | None = None):
+        """Forked from `zygote` when there is one (already warm), else a fresh `python -m`."""
         self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(module_command("minifier.worker"), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
+        self.proc = fork_module(zygote, "minifier.worker", log_path.parent, log_path) or \
+            subprocess.Popen(module_command("minifier.worker"), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
 
@@ -109,9 +112,12 @@ def answer_retires(answer) -> bool:
 
 
 class WorkerPool:
-    """`size` warm workers; `submit` runs a job on the next free one."""
+    """`size` warm workers; `submit` runs a job on the next free one.
 
-    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0):
+    Workers are forked from a zygote (minifier.zygote) where torch allows it: `zygote` if
+    given (shared, the caller closes it), else one of the pool's own."""
+
+    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0, zygote: Zygote | None = None):
         self.size = max(1, size)
         self.log_dir = log_dir
         self.timeout = timeout
@@ -121,12 +127,22 @@ class WorkerPool:
         self.spares: list[Worker] = []  # warming, once a worker has died
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
-        for i in range(self.size):
-            self.idle.put(self._start(i))
-        self.warmups = [self.submit({"op": "warmup"}) for _ in range(self.size)]
+        self.own_zygote = zygote is None and zygote_supported()
+        self.zygote = Zygote(log_dir / "zygote.log") if self.own_zygote else zygote
+        # Started and warmed on the pool's threads: a zygote takes seconds to be ready to fork.
+        self.warmups = [self.executor.submit(self._first_start, i) for i in range(self.size)]
 
     def _start(self, i) -> Worker:
-        return Worker(self.log_dir / f"worker-{i}.log")
+        return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
+
+    def _first_start(self, i) -> dict:
+        worker = self._start(i)
+        answer = worker.ask({"op": "warmup"}, self.timeout)
+        if not worker.alive:  # never let a candidate find a worker that died warming up
+            worker.close()
+            worker = Worker(self.log_dir / f"worker-{i}-cold.log")
+        self.idle.put(worker)
+        return answer
 
     def submit(self, job: dict) -> Future:
         return self.executor.submit(self._run, job)
@@ -182,3 +198,5 @@ class WorkerPool:
         deadline = time.monotonic() + grace
         for worker in workers:
             worker.finish(deadline)
+        if self.own_zygote:
+            self.zygote.close()
