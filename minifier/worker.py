@@ -118,11 +118,15 @@ def cuda_context_poisoned(result: dict) -> bool:
 
 
 def warm_up() -> dict:
-    """Pay Inductor's one-time start-up cost before the first real candidate arrives."""
+    """Pay Inductor's one-time start-up cost before the first real candidate arrives (a worker
+    forked from the zygote, `--forked`, has paid it there), and import what checks use."""
     import torch
 
-    torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
-    torch._dynamo.reset()
+    import compiler.graph_code, compiler.stages, minifier.oracle  # noqa: F401, E401
+
+    if "--forked" not in sys.argv:
+        torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
+        torch._dynamo.reset()
     if torch.cuda.is_available():
         torch.ones(1, device="cuda").add_(1)  # start CUDA now too: seconds a replacement would wait
     return {"status": "ready"}

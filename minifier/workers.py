@@ -34,7 +34,7 @@ class Worker:
     def __init__(self, log_path: Path, zygote: Zygote | None = None):
         """Forked from `zygote` when there is one (already warm), else a fresh `python -m`."""
         self.log = open(log_path, "ab")
-        self.proc = fork_module(zygote, "minifier.worker", log_path.parent, log_path) or \
+        self.proc = fork_module(zygote, "minifier.worker", log_path.parent, log_path, ["--forked"]) or \
             subprocess.Popen(module_command("minifier.worker"), stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0

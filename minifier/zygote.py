@@ -29,12 +29,17 @@ import time
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# The zygote and everything forked from it run at this lower priority: while the capture runs
+# the user's script, warming up must not slow it down; afterwards the forked processes are the
+# only busy ones, so the priority costs them nothing.
+NICENESS = 10
 OWN_PACKAGES = ("compiler", "minifier", "repro")
 
 # The zygote's own program (`python -c`, socket fd in argv[1]); it imports nothing of minify's.
 _BOOT = r"""
 import json, os, select, socket, sys, traceback
 ctl = socket.socket(fileno=int(sys.argv[1]))
+os.nice(int(sys.argv[2]))
 import torch
 import torch._inductor.config as inductor_config
 default_threads = inductor_config.compile_threads
@@ -150,7 +155,8 @@ class Zygote:
         self.log = open(log_path, "ab")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = ours
-        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(NICENESS)],
+                                     pass_fds=(theirs.fileno(),),
                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                                      cwd=str(log_path.parent))
         theirs.close()
