@@ -1,13 +1,19 @@
-"""Drop every op after the one that makes the graph fail (binary search over op order).
+"""Drop every op after the one that makes the graph fail (a search over op order).
 
 The prefix of the first k ops, with every value it leaves unread as an output, fails as soon
-as it contains the culprit, so the shortest failing prefix ends at the culprit.
+as it contains the culprit, so the shortest failing prefix ends at the culprit. Each round
+tries two prefixes that split the range in three, shortest first; with two workers they are
+checked side by side (about log3 instead of log2 rounds of compiles, which matters when each
+is a failing C++ build). The prefixes tried never depend on the worker count, and the
+shortest reproducing one wins, so `-j 1` finds the same cut.
 """
 from __future__ import annotations
 
-from minifier.evaluate import REPRODUCES
+from minifier.delta import first_reproducing
 from minifier.graph_edit import op_nodes, rebuild, sinks
 from minifier.passes import Context
+
+SPLITS = 2  # prefixes tried per round
 
 
 def cut_after_culprit(gm, ev, ctx: Context):
@@ -17,10 +23,12 @@ def cut_after_culprit(gm, ev, ctx: Context):
     lo, hi = 0, len(ops) - 1  # the full graph (prefix hi) reproduces
     best = None
     while lo < hi:
-        mid = (lo + hi) // 2
-        candidate = rebuild(gm, outputs=sinks(gm, mid))
-        if ev.test(candidate) == REPRODUCES:
-            hi, best = mid, candidate
+        points = sorted({lo + (hi - lo) * i // (SPLITS + 1) for i in range(1, SPLITS + 1)})
+        hit = first_reproducing(ev, lambda upto: rebuild(gm, outputs=sinks(gm, upto)), points, ctx.window)
+        if hit is None:
+            lo = points[-1] + 1
         else:
-            lo = mid + 1
+            hi = points[hit]
+            best = rebuild(gm, outputs=sinks(gm, hi))
+            lo = points[hit - 1] + 1 if hit > 0 else lo
     return best
