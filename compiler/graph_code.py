@@ -12,6 +12,8 @@ import re
 
 import torch
 import torch.fx as fx
+import torch.utils._pytree as pytree
+from torch._ops import OpOverload
 from torch.fx.graph_module import _format_import_block
 from torch.package import sys_importer
 
@@ -94,17 +96,29 @@ FACTORIES = ("arange", "ones", "zeros", "full", "empty", "eye", "linspace", "log
 
 
 class _FactoryTracer(fx.Tracer):
+    """Also keeps aten ops called on constants alone as calls: AOTAutograd's graphs build
+    constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward)."""
+
     def trace(self, root, concrete_args=None):
         originals = {name: getattr(torch, name) for name in FACTORIES if hasattr(torch, name)}
 
         def as_call(fn):
             return lambda *args, **kwargs: self.create_proxy("call_function", fn, args, kwargs)
 
+        op_call = OpOverload.__call__
+
+        def call_op(op, *args, **kwargs):
+            if any(isinstance(a, fx.Proxy) for a in pytree.tree_leaves((args, kwargs))):
+                return op_call(op, *args, **kwargs)
+            return self.create_proxy("call_function", op, args, kwargs)
+
         for name, fn in originals.items():
             setattr(torch, name, as_call(fn))
+        OpOverload.__call__ = call_op
         try:
             return super().trace(root, concrete_args)
         finally:
+            OpOverload.__call__ = op_call
             for name, fn in originals.items():
                 setattr(torch, name, fn)
 

@@ -80,15 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
-    for spec in ns.inject:  # plant and remove each once here, so a bad one fails before the script runs
-        from compiler.inject import injected, parse_spec
-
-        try:
-            with injected(parse_spec(spec)):
-                pass
-        except (ValueError, AttributeError, KeyError) as exc:
-            console.print(f"[bold red]minify:[/bold red] bad --inject {spec!r}: {exc}", highlight=False)
-            return 2
     from minifier.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
@@ -100,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
+            bad = bad_injection(ns.inject)
+            if bad:
+                console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
+                return 2
             from minifier.pipeline import run
             from minifier.report import ConsoleUI, print_summary
 
@@ -114,6 +109,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print_summary(result.report, console)
     return result.code
+
+
+def bad_injection(specs: list[str]) -> str | None:
+    """Plant and remove each --inject spec once: why the first bad one is bad, or None."""
+    for spec in specs:
+        from compiler.inject import injected, parse_spec
+
+        try:
+            with injected(parse_spec(spec)):
+                pass
+        except (ValueError, AttributeError, KeyError) as exc:
+            return f"bad --inject {spec!r}: {exc}"
+    return None
 
 
 def main_exit() -> None:

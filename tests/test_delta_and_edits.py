@@ -54,3 +54,27 @@ def test_ddmin_is_one_minimal_and_window_independent():
     for window in (1, 2, 4):
         ev = PredicateEvaluator({3, 17, 29})
         assert ddmin(ev, items, lambda kept: kept, window) == [3, 17, 29]
+
+
+def test_aten_constants_in_a_saved_graph_stay_calls():
+    """AOTAutograd's backward graphs build constants from aten ops on plain values (relu's
+    backward: `where(le, full([], 0.0), grad)`); replayed, they must stay calls, not frozen
+    attributes that no edited copy of the graph can carry."""
+    from compiler.graph_code import module_from_source, trace_module
+
+    source = ("import torch\nfrom torch import device\n\n\nclass Repro(torch.nn.Module):\n"
+              "    def forward(self, x, grad):\n"
+              "        le = torch.ops.aten.le.Scalar(x, 0)\n"
+              "        full_default = torch.ops.aten.full.default([], 0.0, dtype=torch.float32, "
+              "layout=torch.strided, device=device(type='cpu'), pin_memory=False)\n"
+              "        return (torch.ops.aten.where.self(le, full_default, grad),)\n")
+    gm = trace_module(module_from_source(source))
+    assert not list(gm.graph.find_nodes(op="get_attr"))
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    x, grad = torch.randn(6), torch.randn(6)
+    values = record_values(gm, [x, grad])
+    where = next(n.name for n in gm.graph.nodes if "where" in n.name)
+    edited = rebuild(gm, outputs=[where])  # an edited copy builds: nothing is left behind in attributes
+    assert torch.equal(edited(x, grad)[0], torch.where(x <= 0, torch.zeros(()), grad))
+    assert set(values) >= {"x", "grad", where}
