@@ -225,11 +225,22 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
     try:
         if any(getattr(x, "fake_mode", None) is not None for x in inputs):
             raise ValueError("only fake example inputs are available")
-        _, lifted = lift_attributes(gm, clone_inputs(inputs))
+        _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
         torch.save(lifted, folder / "inputs.pt")
         record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
+
+
+def _concrete(x):
+    """A symbolic size (what Dynamo hands a backend at compile time under dynamic shapes) as
+    the value it stands for in this call; replays and repros pass plain numbers."""
+    if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        hint = getattr(x.node, "hint", None)
+        if hint is None:
+            raise ValueError(f"a data-dependent size {x} has no value at compile time")
+        return hint
+    return x
 
 
 def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, checked=None):

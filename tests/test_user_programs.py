@@ -35,3 +35,21 @@ def test_training_loop_with_dynamic_shapes(tmp_path):
     assert report["ops"] == ["relu"] and report["verified"] is True
     repro = (tmp_path / "minify-out" / "train" / "repro.py").read_text()
     assert "'dynamic': True" in repro and "'max_autotune': False" in repro
+
+
+def test_a_compile_error_under_dynamic_shapes_keeps_its_inputs(tmp_path):
+    """A graph that fails to compile never runs, so its inputs are saved from what Dynamo hands
+    the backend: under dynamic shapes that includes symbolic sizes, saved as their values."""
+    from minifier.capture_run import run_capture
+
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        fn = torch.compile(lambda x: torch.exp(-x.abs()).sum(dim=1), dynamic=True)
+        print(fn(torch.randn(5, 7)))
+        """))
+    capture = run_capture(script, [], tmp_path / "capture", tmp_path / "capture.log", timeout=600,
+                          injections=["exp:compile_error"])
+    graph = capture.graphs[0]
+    assert graph.failure["kind"] == "compile_error"
+    assert graph.replayable, graph.record.get("unsupported")
