@@ -7,7 +7,6 @@ in turn from the masked graph, so no reduction can slip from one bug to the othe
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 

@@ -4,10 +4,8 @@ write the repro, verify it in a fresh process, report.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -18,7 +16,7 @@ from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.capture_run import Capture, GraphRecord, run_capture
 from minifier.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
-                             UserError, check_script, launch, output_folder)
+                             UserError, launch)
 from minifier.bugs import Bug, bugs_in_graph
 from minifier.blame import blame
 from minifier.budget import Budget

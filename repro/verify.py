@@ -9,7 +9,6 @@ A "does not reproduce" from it is checked again with a cold `python repro.py`.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -10,8 +10,6 @@ must compute bit for bit what the op computed.
 """
 from __future__ import annotations
 
-import operator
-
 import torch
 import torch.fx as fx
 
