@@ -81,11 +81,20 @@ def _map(value: torch.Tensor, ops) -> torch.Tensor:
 
 
 def resolve_function(dotted: str):
-    """`torch.log1p`, `torch.nn.functional.gelu`, `operator.neg` from their dotted names."""
+    """`torch.log1p`, `torch.nn.functional.gelu`, `operator.neg`, `torch.ops.aten.abs.default`
+    from their dotted names: the longest importable module, then attributes."""
     import importlib
 
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            value = getattr(value, name)
+        return value
+    raise ImportError(f"cannot resolve {dotted!r}")
 
 
 _STEPS = {

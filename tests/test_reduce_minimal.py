@@ -152,3 +152,19 @@ def test_folding_refuses_an_op_that_does_not_commute_with_what_follows(tmp_path)
     assert [op_label(n) for n in op_nodes(folded)] == ["log1p"]
     out = folded(*graph_inputs(folded, values))
     assert torch.equal(out[0] if isinstance(out, tuple) else out, values[names["log1p"]])
+
+
+def test_folding_works_on_aten_graphs_too(tmp_path):
+    """Backward graphs are made of aten ops (`torch.ops.aten.abs.default`); they fold the same way."""
+    from minifier.passes.fold_into_input import fold
+
+    def f(x):
+        view = torch.ops.aten.slice.Tensor(x, 1, 0, 9223372036854775807, 2)
+        return torch.ops.aten.log1p.default(torch.ops.aten.abs.default(view))
+
+    gm, values = _case(f, [torch.randn(8, 64)], tmp_path)
+    names = {op_label(n): n.name for n in op_nodes(gm)}
+    folded = fold(gm, names["abs"], Context(values=values, kind="accuracy"))
+    assert [op_label(n) for n in op_nodes(folded)] == ["slice", "log1p"]
+    out = folded(*graph_inputs(folded, values))
+    assert torch.equal(out[0] if isinstance(out, tuple) else out, values[names["log1p"]])

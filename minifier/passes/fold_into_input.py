@@ -84,10 +84,13 @@ def _as_step(node: fx.Node) -> tuple | None:
     if node.op != "call_function":
         return None
     name = getattr(node.target, "__name__", None)
-    for module in MODULES:
+    names = [f"{module}.{name}" for module in MODULES] if name else []
+    if hasattr(node.target, "overloadpacket"):  # an aten op, in graphs AOTAutograd made: aten.abs.default
+        names = [f"torch.ops.{node.target}"]
+    for dotted in names:
         try:
-            if name and resolve_function(f"{module}.{name}") is node.target:
-                return ("function", f"{module}.{name}", tuple(args), kwargs)
+            if resolve_function(dotted) is node.target:
+                return ("function", dotted, tuple(args), kwargs)
         except (ImportError, AttributeError):
             continue
     return None
