@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, settings, warm
+from compiler import config_snapshot, inject, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
@@ -337,8 +337,6 @@ def main() -> None:
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
     settings.apply()
-    if not ns.eager:
-        warm.probe_cpu_isa_in_background()
     args = ns.args[1:] if ns.args[:1] == ["--"] else ns.args
     for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
         inject.apply(inject.parse_spec(spec))
