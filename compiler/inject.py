@@ -250,6 +250,17 @@ def parse_spec(spec: str):
     return Injection(parts[0], kind, form, paths)
 
 
+def bad_spec(specs: list[str]) -> str | None:
+    """Plant and remove each spec once: why the first bad one is bad, or None."""
+    for spec in specs:
+        try:
+            with injected(parse_spec(spec)):
+                pass
+        except (ValueError, AttributeError, KeyError) as exc:
+            return f"bad --inject {spec!r}: {exc}"
+    return None
+
+
 def _without_docstring(source: str) -> str:
     import ast
 

@@ -91,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
-            bad = bad_injection(ns.inject)
+            from compiler.inject import bad_spec
+
+            bad = bad_spec(ns.inject) if ns.inject else None
             if bad:
                 console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
                 return 2
@@ -109,19 +111,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print_summary(result.report, console)
     return result.code
-
-
-def bad_injection(specs: list[str]) -> str | None:
-    """Plant and remove each --inject spec once: why the first bad one is bad, or None."""
-    for spec in specs:
-        from compiler.inject import injected, parse_spec
-
-        try:
-            with injected(parse_spec(spec)):
-                pass
-        except (ValueError, AttributeError, KeyError) as exc:
-            return f"bad --inject {spec!r}: {exc}"
-    return None
 
 
 def main_exit() -> None:

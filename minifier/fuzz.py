@@ -387,7 +387,7 @@ def options(ns: argparse.Namespace) -> FuzzOptions:
 
 def validate(opts: FuzzOptions) -> str | None:
     """The one-line reason the options cannot run, or None."""
-    from compiler.inject import injected, parse_spec
+    from compiler.inject import bad_spec
     from minifier.fuzz_strategies import parse_dtypes, resolve_ops
 
     try:
@@ -397,13 +397,7 @@ def validate(opts: FuzzOptions) -> str | None:
         torch.device(opts.device)
     except (KeyError, RuntimeError) as exc:
         return str(exc).strip("'\"")
-    for spec in opts.injections:
-        try:
-            with injected(parse_spec(spec)):
-                pass
-        except (ValueError, AttributeError, KeyError) as exc:
-            return f"bad --inject {spec!r}: {exc}"
-    return None
+    return bad_spec(opts.injections)
 
 
 def fuzz(opts: FuzzOptions, console) -> dict:

@@ -254,6 +254,20 @@ class Forked:
                 pass
 
 
+def _spawn(zygote: Zygote, request: dict, theirs: tuple, ours: tuple) -> Forked | None:
+    """Fork a child on the descriptors `theirs` (stdin, stdout, stderr), closed here once it
+    has them; if there is no child, our ends `ours` are closed too."""
+    try:
+        child = zygote.spawn(request, *theirs)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    if child is None:
+        for fd in ours:
+            os.close(fd)
+    return child
+
+
 def fork_module(zygote: Zygote | None, module: str, cwd: Path, stderr, args: list[str] = (),
                 text: bool = False) -> Forked | None:
     """`python -m module ARGS` as a forked child with piped stdin/stdout (binary, or `text`);
@@ -264,15 +278,9 @@ def fork_module(zygote: Zygote | None, module: str, cwd: Path, stderr, args: lis
     out_r, out_w = os.pipe()
     err = os.dup(stderr.fileno()) if hasattr(stderr, "fileno") else \
         os.open(stderr or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        child = zygote.spawn({"kind": "module", "module": module, "args": list(args), "root": str(PROJECT_ROOT),
-                              "cwd": str(cwd)}, job_r, out_w, err)
-    finally:
-        for fd in (job_r, out_w, err):
-            os.close(fd)
+    child = _spawn(zygote, {"kind": "module", "module": module, "args": list(args), "root": str(PROJECT_ROOT),
+                            "cwd": str(cwd)}, (job_r, out_w, err), (job_w, out_r))
     if child is None:
-        os.close(job_w)
-        os.close(out_r)
         return None
     child.stdin, child.stdout = os.fdopen(job_w, "w" if text else "wb"), os.fdopen(out_r, "r" if text else "rb")
     return child
@@ -285,15 +293,9 @@ def run_script(zygote: Zygote, script: Path, args: list[str], cwd: Path,
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        child = zygote.spawn({"kind": "script", "script": str(script), "args": list(args), "cwd": str(cwd)},
-                             null, out_w, err_w)
-    finally:
-        for fd in (null, out_w, err_w):
-            os.close(fd)
+    child = _spawn(zygote, {"kind": "script", "script": str(script), "args": list(args), "cwd": str(cwd)},
+                   (null, out_w, err_w), (out_r, err_r))
     if child is None:
-        os.close(out_r)
-        os.close(err_r)
         return None
     chunks: dict[int, bytes] = {}
 
