@@ -32,6 +32,7 @@ from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_ao
 from compiler.origins import node_origins, seq_nr_sources
 from compiler.stages import CompileSpec
 from minifier.oracle import check, clone_inputs
+from minifier.quick_exit import quick_exit
 from minifier.signature import exception_signature
 from repro.context import current_context
 
@@ -341,7 +342,7 @@ def main() -> None:
     for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
         inject.apply(inject.parse_spec(spec))
     only = None if ns.only is None else {k for k in ns.only.split(",") if k}
-    sys.exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only))
+    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only))
 
 
 if __name__ == "__main__":

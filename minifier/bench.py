@@ -196,7 +196,9 @@ def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool
     site.mkdir(parents=True)
     if injections:
         (site / "sitecustomize.py").write_text(sitecustomize_source(injections))
-    dump_env = {**project_env(), "TORCHDYNAMO_REPRO_AFTER": "aot",
+    # A warm AOTAutograd cache skips the after_aot hook, so the dump would see no graph at all
+    # (its FX graph cache, which the hook does see, stays on).
+    dump_env = {**project_env(), "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
                 "TORCHDYNAMO_REPRO_LEVEL": str(REPRO_LEVEL[case["kind"]]),
                 "TORCH_COMPILE_DEBUG_DIR": str(folder)}
     result: dict = {"level": REPRO_LEVEL[case["kind"]], "carried_by": "sitecustomize" if injections else "config"}

@@ -243,4 +243,6 @@ class BlameWorker:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from minifier.quick_exit import quick_exit
+
+    quick_exit(main(sys.argv[1:]))

@@ -115,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def main_exit() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    code = main()
+    if "torch" in sys.modules:
+        from minifier.quick_exit import quick_exit
+
+        quick_exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def launch(opts: Options) -> Launched:
     out = output_folder(opts)
     work = out / "work"
     (work / "logs").mkdir(parents=True, exist_ok=True)
-    zygote = Zygote(work / "logs" / "zygote.log") if zygote_supported() else None
+    zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log",
-                            injections=opts.injections)
+                            injections=opts.injections, host=zygote)
     return Launched(start, out, work, capture, zygote)

@@ -162,3 +162,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    from minifier.quick_exit import quick_exit
+
+    quick_exit(0)

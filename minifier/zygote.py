@@ -35,15 +35,21 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 NICENESS = 10
 OWN_PACKAGES = ("compiler", "minifier", "repro")
 
-# The zygote's own program (`python -c`, socket fd in argv[1]); it imports nothing of minify's.
+# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2]); it imports
+# nothing of minify's.
 _BOOT = r"""
-import json, os, select, socket, sys, traceback
+import json, os, select, socket, sys, time, traceback
+started = time.time()
 ctl = socket.socket(fileno=int(sys.argv[1]))
+ctl.send(json.dumps({'zygote': os.getpid()}).encode())
 os.nice(int(sys.argv[2]))
 import torch
+import torch._functorch.config as functorch_config
 import torch._inductor.config as inductor_config
-default_threads = inductor_config.compile_threads
+saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
 inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
+inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
+functorch_config.enable_autograd_cache = False
 
 
 def toy(x, w):  # a matmul, a decomposition, reductions, pointwise ops
@@ -56,7 +62,8 @@ try:
 except Exception:
     traceback.print_exc()
 torch._dynamo.reset()
-inductor_config.compile_threads = default_threads
+inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache = saved
+print(f"warmed up in {time.time() - started:.1f} s", flush=True)
 
 
 def child(request):
@@ -127,6 +134,33 @@ while True:
     for fd in fds:
         os.close(fd)
     ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
+os._exit(0)  # no teardown of torch: nothing here needs it
+"""
+
+
+# The start of a process that hosts the zygote (the capture: see Zygote.hosted). It imports what
+# both need, then forks the zygote, which renices itself and warms up while the host goes on at
+# full priority with the code that follows (argv[1:4]: socket fd, zygote log, niceness).
+_HOSTED_BOOT = f"""
+import os, sys
+_fd, _log, _nice = sys.argv[1:4]
+del sys.argv[1:4]
+import torch
+import torch._dynamo
+import torch._inductor.compile_fx
+if os.fork() == 0:
+    os.chdir(os.path.dirname(_log))
+    _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(_out, 1)
+    os.dup2(_out, 2)
+    sys.argv = ["minify-zygote", _fd, _nice]
+    try:
+        exec(compile({_BOOT!r}, "<minify-zygote>", "exec"), {{"__name__": "__main__"}})
+    finally:
+        os._exit(0)
+os.close(int(_fd))
+del _fd, _log, _nice
 """
 
 
@@ -151,15 +185,21 @@ def supported() -> bool:
 class Zygote:
     """The parent's side: start the zygote, ask it for children, learn how they ended."""
 
-    def __init__(self, log_path: Path):
-        self.log = open(log_path, "ab")
+    def __init__(self, log_path: Path, hosted: bool = False):
+        """Start the zygote, or with `hosted` leave that to the process whose command
+        `host_command` makes (see _HOSTED_BOOT): it shares that process's start-up."""
+        self.log_path = log_path
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = ours
-        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(NICENESS)],
-                                     pass_fds=(theirs.fileno(),),
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                                     cwd=str(log_path.parent))
-        theirs.close()
+        self.proc = None
+        self.pid: int | None = None  # the zygote's, once it says hello
+        self.theirs: socket.socket | None = theirs if hosted else None
+        if not hosted:
+            with open(log_path, "ab") as log:
+                self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(NICENESS)],
+                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                             stdout=log, stderr=log, cwd=str(log_path.parent))
+            theirs.close()
         self.lock = threading.Lock()  # one request at a time
         self.changed = threading.Condition()
         self.ready = False
@@ -168,6 +208,21 @@ class Zygote:
         self.codes: dict[int, int] = {}  # pid -> exit code
         self.next_id = 0
         threading.Thread(target=self._listen, name="minify-zygote", daemon=True).start()
+
+    def host_command(self, command: list[str]) -> tuple[list[str], tuple[int, ...]]:
+        """`command` (`python -c CODE ARGS`) made to import torch first and fork the zygote
+        from there, and the descriptors to pass to it; call `hosted_started` once it runs."""
+        assert self.theirs is not None and command[1] == "-c"
+        fd = self.theirs.fileno()
+        return [command[0], "-c", _HOSTED_BOOT + command[2], str(fd), str(self.log_path), str(NICENESS),
+                *command[3:]], (fd,)
+
+    def hosted_started(self) -> None:
+        """The host has its end of the socket (or never will): drop ours, so that the zygote's
+        end, or the host's failure to start, closes the socket."""
+        if self.theirs is not None:
+            self.theirs.close()
+            self.theirs = None
 
     def _listen(self) -> None:
         while True:
@@ -181,7 +236,9 @@ class Zygote:
                     self.changed.notify_all()
                     return
                 message = json.loads(data)
-                if message.get("ready"):
+                if "zygote" in message:
+                    self.pid = message["zygote"]
+                elif message.get("ready"):
                     self.ready = True
                 elif "exit" in message:
                     self.codes[message["exit"]] = message["code"]
@@ -220,10 +277,16 @@ class Zygote:
 
     def close(self) -> None:
         """Kill it: it holds nothing, and tearing torch down would take a second or two."""
+        self.hosted_started()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        elif self.pid is not None and not self.dead:  # a hosted zygote is not our child
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.ctl.close()
-        self.proc.kill()
-        self.proc.wait()
-        self.log.close()
 
 
 class Forked:

@@ -48,3 +48,34 @@ def test_a_no_from_the_shortcut_is_checked_cold(tmp_path):
     repro.write_text("import sys\nprint('REPRODUCED: accuracy: out[0]')\nsys.exit(1)\n")
     verification = run_repro(repro, prewarmed=Liar())
     assert verification.reproduced and verification.line.startswith("REPRODUCED")
+
+
+def test_a_capture_hosts_the_zygote_and_both_work(tmp_path):
+    """The capture imports torch, forks the zygote and then runs the script: the zygote's
+    children are as clean as ever, the capture records as ever, and close() ends the zygote."""
+    import os
+    import time
+
+    from minifier.capture_run import start_capture
+
+    script = tmp_path / "user.py"
+    script.write_text("import torch\nprint(torch.compile(lambda x: x.relu() + 1)(torch.randn(4)).shape)\n")
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os, sys\nprint('minifier' in sys.modules, 'compiler' in sys.modules, os.nice(0))\n")
+    z = Zygote(tmp_path / "zygote.log", hosted=True)
+    running = start_capture(script, [], tmp_path / "capture", tmp_path / "script.log", host=z)
+    try:
+        assert z.wait_ready(), (tmp_path / "zygote.log").read_text()
+        code, out, err = run_script(z, probe, [], tmp_path, timeout=60)
+        assert (code, out.split()) == (0, ["False", "False", "10"]), err
+        capture = running.finish(300)
+        assert capture.script["status"] == "ok", (tmp_path / "script.log").read_text()
+        assert len(capture.graphs) == 1 and capture.graphs[0].replayable
+    finally:
+        running.stop()
+        pid = z.pid
+        z.close()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}")
