@@ -62,6 +62,21 @@ def fresh_compile_state(spec: CompileSpec) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def kernel_build_threads(threads: int) -> Iterator[None]:
+    """Build C++ kernels on `threads` threads (each waits on its own g++) for one compile.
+    Only where Triton is not installed: there compile_threads changes nothing but the
+    size of Inductor's thread pool; with Triton it would start the subprocess pool that
+    compiler.settings keeps off."""
+    from torch.utils._triton import has_triton_package
+
+    if threads <= 1 or has_triton_package():
+        yield
+        return
+    with torch._inductor.config.patch(compile_threads=threads):
+        yield
+
+
 def _known_keys(config: dict) -> dict:
     known = torch._inductor.config.get_config_copy()
     return {k: v for k, v in config.items() if k in known}

@@ -90,14 +90,28 @@ def project_env(extra_path: list[Path] = ()) -> dict:
     return env
 
 
-def run_minify(case: dict, out: Path, timeout: float, jobs: int) -> tuple[int | None, float, str]:
+def seeded_cache(case: dict, folder: Path, timeout: float) -> dict:
+    """An Inductor cache as a user's is when they reach for a minifier: empty, then filled by
+    one run of the failing script (its kernels and its graph's cache entries, nothing of any
+    earlier minification). The environment that points a tool at it; the run is not timed."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(folder)}
+    _timed([sys.executable, str(CORPUS / case["script"])], folder, {**project_env(), **env}, timeout,
+           folder.parent / f"{folder.name}-seed.log")
+    return env
+
+
+def run_minify(case: dict, out: Path, timeout: float, jobs: int,
+               env: dict | None = None) -> tuple[int | None, float, str]:
     """minify on the case's script in a fresh process; (exit code or None on timeout, seconds, log tail)."""
     shutil.rmtree(out, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "minifier", str(CORPUS / case["script"]), "-o", str(out), "-q", "-j", str(jobs)]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=out.parent, env=project_env(), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=out.parent, env={**project_env(), **(env or {})}, capture_output=True,
+                              text=True, timeout=timeout)
         code, log = proc.returncode, (proc.stdout + proc.stderr)[-3000:]
     except subprocess.TimeoutExpired:
         code, log = None, f"timed out after {timeout:.0f} s"
@@ -188,19 +202,22 @@ def repro_ops(repro: Path) -> list[str]:
     return re.findall(r"torch\.ops\.\w+\.(\w+)\.\w+\(", body)
 
 
-def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool, timeout: float) -> dict:
-    """PyTorch's after_aot minifier on the case, the documented two-step way; what it achieved."""
+def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool, timeout: float,
+                cache: dict | None = None) -> dict:
+    """PyTorch's after_aot minifier on the case, the documented two-step way; what it achieved.
+    `cache`: environment naming the Inductor cache to use (seeded_cache)."""
     folder = work / "builtin" / case["name"]
     shutil.rmtree(folder, ignore_errors=True)
     site = folder / "site"
     site.mkdir(parents=True)
+    cache = cache or {}
     if injections:
         (site / "sitecustomize.py").write_text(sitecustomize_source(injections))
     # A warm AOTAutograd cache skips the after_aot hook, so the dump would see no graph at all
     # (its FX graph cache, which the hook does see, stays on).
     dump_env = {**project_env(), "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
                 "TORCHDYNAMO_REPRO_LEVEL": str(REPRO_LEVEL[case["kind"]]),
-                "TORCH_COMPILE_DEBUG_DIR": str(folder)}
+                "TORCH_COMPILE_DEBUG_DIR": str(folder), **cache}
     result: dict = {"level": REPRO_LEVEL[case["kind"]], "carried_by": "sitecustomize" if injections else "config"}
     code, dump_s, _ = _timed([sys.executable, str(CORPUS / case["script"])], folder, dump_env, timeout,
                              folder / "dump.log")
@@ -210,7 +227,7 @@ def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool
     if not launchers:
         result.update(outcome="no launcher written", seconds=round(dump_s, 1))
         return result
-    env = project_env([site])
+    env = {**project_env([site]), **cache}
     cmd = [sys.executable, str(launchers[-1]), "minify", *(["--no-isolate"] if no_isolate else [])]
     code, minify_s, text = _timed(cmd, folder, env, timeout, folder / "minify.log")
     queries = re.findall(r"Made (\d+) queries", text)
@@ -240,7 +257,7 @@ def print_table(rows: list[Row], console, vs_builtin: bool) -> None:
             "to repro s"]
     if vs_builtin:
         cols += ["built-in wall s", "built-in queries", "built-in ops", "built-in reproduces", "wall ratio",
-                 "compile ratio"]
+                 "compile ratio", "to repro / built-in"]
     for col in cols:
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -254,9 +271,11 @@ def print_table(rows: list[Row], console, vs_builtin: bool) -> None:
             b = r.builtin or {}
             ratio = (f"{b['seconds'] / r.wall:.1f}x" if b.get("seconds") and r.wall else "-")
             cratio = (f"{b['queries'] / r.compiles:.1f}x" if b.get("queries") and r.compiles else "-")
+            # the issue's measure: minify's time to a verified repro as a fraction of the built-in's time
+            fraction = f"{r.to_repro / b['seconds']:.2f}x" if b.get("seconds") and r.to_repro else "-"
             cells += [f"{b.get('seconds', '-')}", f"{b.get('queries', '-')}",
                       f"{b.get('ops_after', '-')}" if b.get("outcome") == "ok" else f"[yellow]{b.get('outcome', '-')}[/yellow]",
-                      _mark(b.get("reproduces")), ratio, cratio]
+                      _mark(b.get("reproduces")), ratio, cratio, fraction]
         table.add_row(*cells)
     console.print(table)
 
@@ -288,6 +307,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=1200.0, help="seconds per case and per built-in step")
     p.add_argument("--vs-builtin", action="store_true", help="also run PyTorch's built-in minifier on each case")
     p.add_argument("--no-isolate", action="store_true", help="run the built-in minifier with --no-isolate")
+    p.add_argument("--fresh-cache", action="store_true",
+                   help="give each tool, on each case, its own empty Inductor cache that one untimed run of "
+                        "the script has filled (as a user's is); otherwise both share the machine's warm cache")
     return p
 
 
@@ -309,7 +331,9 @@ def main(argv: list[str]) -> int:
             console.print(f"[{i}/{len(cases)}] {case['name']}: [yellow]skipped, no CUDA here[/yellow]")
             continue
         console.print(f"[{i}/{len(cases)}] {case['name']}: minify ...", highlight=False)
-        code, seconds, log = run_minify(case, out / case["name"], ns.timeout, ns.jobs)
+        caches = out / "caches" / case["name"]
+        env = seeded_cache(case, caches / "minify", ns.timeout) if ns.fresh_cache else None
+        code, seconds, log = run_minify(case, out / case["name"], ns.timeout, ns.jobs, env)
         row = score(case, code, seconds, out / case["name"])
         if row.note and row.graph_ok is None and "backward" not in case.get("tags", []):
             (out / case["name"]).mkdir(parents=True, exist_ok=True)
@@ -318,7 +342,9 @@ def main(argv: list[str]) -> int:
                       f"{row.compiles} compiles, ops {row.ops_after}/{row.min_ops}", highlight=False)
         if ns.vs_builtin:
             console.print(f"    built-in minifier ...", highlight=False)
-            row.builtin = run_builtin(case, out, case_injections(out / case["name"], case), ns.no_isolate, ns.timeout)
+            cache = seeded_cache(case, caches / "builtin", ns.timeout) if ns.fresh_cache else None
+            row.builtin = run_builtin(case, out, case_injections(out / case["name"], case), ns.no_isolate, ns.timeout,
+                                      cache)
             console.print(f"    built-in: {row.builtin.get('outcome')} in {row.builtin.get('seconds')} s, "
                           f"{row.builtin.get('queries')} queries", highlight=False)
         rows.append(row)
@@ -343,5 +369,6 @@ def _write_json(path: Path, rows: list[Row], ns) -> None:
     path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"torch": torch.__version__, "device": ns.device, "vs_builtin": ns.vs_builtin, "no_isolate": ns.no_isolate,
+            "fresh_cache": ns.fresh_cache,
             "summary": summary(rows), "cases": [asdict(r) | {"correct": r.correct} for r in rows]}
     path.write_text(json.dumps(data, indent=1, default=str))

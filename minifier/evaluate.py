@@ -78,7 +78,9 @@ class Evaluator:
         """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
         later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.
         This is how checks whose need is likely but not yet certain overlap with the ones
-        being waited on; `abandon` forgets those never asked."""
+        being waited on; `abandon` forgets those never asked. A question may carry a fourth
+        item, options for how (not what) to check: {"kernel_threads": 2} for one long compile
+        that would otherwise leave a core idle."""
         self._submit(questions)
 
     def abandon(self) -> None:
@@ -93,8 +95,8 @@ class Evaluator:
 
     def _submit(self, questions: list[tuple]) -> list[str]:
         keys = []
-        for gm, stage, repeat in questions:
-            job = {**self.job(gm, stage), "repeat": repeat}
+        for gm, stage, repeat, *how in questions:
+            job = {**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}
             key = _key(job)
             keys.append(key)
             if key in self.cache or key in self.inflight:
@@ -108,7 +110,7 @@ class Evaluator:
         return keys
 
     def _answers(self, questions: list[tuple]) -> list[dict]:
-        hits = sum(1 for gm, stage, repeat in questions
+        hits = sum(1 for gm, stage, repeat, *_ in questions
                    if _key({**self.job(gm, stage), "repeat": repeat}) in self.cache)
         keys = self._submit(questions)
         self.cache_hits += hits

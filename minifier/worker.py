@@ -56,7 +56,7 @@ def resolve_inputs(values: dict, refs: list) -> list:
 def run_check(job: dict, values: CaseValues) -> dict:
     from compiler import inject
     from compiler.graph_code import module_from_source
-    from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
+    from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from minifier.oracle import check
 
     spec = CompileSpec.from_dict(job["spec"])
@@ -65,7 +65,7 @@ def run_check(job: dict, values: CaseValues) -> dict:
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
     tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
     with inject.injected(*injections):
-        with fresh_compile_state(spec):
+        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)):
             compiled = compile_for_stage(model, job["stage"], spec)
             outcome = check(model, inputs, compiled, stage=job["stage"], **tolerance)
         seeded = outcome.kind == "nondeterministic"

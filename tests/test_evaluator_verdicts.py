@@ -76,3 +76,21 @@ def test_workers_killed_by_crashes_are_replaced_and_answers_stay_right(tmp_path)
         assert pool.restarts == 3
     finally:
         pool.close()
+
+
+def test_a_prefetched_check_on_two_kernel_threads_answers_the_plain_question(pool, tmp_path):
+    """How a check is run (kernels built on two threads) is not what is asked: the plain
+    question takes the prefetched answer, which is the answer a plain check gives."""
+    def f(x, y):
+        return torch.relu(x).exp() * 2 + torch.tanh(y.abs()).sum()
+
+    gm, values = _case(f, [torch.randn(64), torch.randn(64)], tmp_path)
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
+    ev = Evaluator(pool, tmp_path, spec, [], signature="accuracy@inductor")
+    ev.prefetch([(gm, "inductor", 0, {"kernel_threads": 2})])
+    threaded = ev.outcomes([gm], stage="inductor")[0]
+    assert ev.compiles == 1 and ev.cache_hits == 0
+    plain = ev.outcomes([gm], stage="inductor", repeat=1)[0]
+    assert threaded["status"] == plain["status"] == "fail"
+    assert threaded["signature"] == plain["signature"] == "accuracy@inductor"
+    assert threaded["metrics"] == plain["metrics"]
