@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 
 # The order steps apply in: pointwise ops folded into the value first (they commute with
-# everything after), then strides, then the block of elements kept, then the rank, then the
-# values themselves.
+# everything after), then strides ("contiguous", or "channels_last"), then the block of
+# elements kept, then the rank, then the values themselves.
 ORDER = ("map", "contiguous", "shape", "view", "value")
 VALUE_KINDS = ("zeros", "ones", "ints")  # simplest first
 SMALL_INT = 3  # "ints" keeps values in [-3, 3] (or [0, 3] for unsigned types)
@@ -41,7 +41,7 @@ def step_of(transform, group: str) -> tuple | None:
 
 
 def _group(kind: str) -> str:
-    return "value" if kind in VALUE_KINDS else kind
+    return "value" if kind in VALUE_KINDS else "contiguous" if kind == "channels_last" else kind
 
 
 def apply_transform(value, transform):
@@ -100,6 +100,8 @@ def resolve_function(dotted: str):
 _STEPS = {
     "map": _map,
     "contiguous": lambda v: v.contiguous(),
+    "channels_last": lambda v: v.contiguous(memory_format=torch.channels_last if v.dim() == 4
+                                            else torch.channels_last_3d),
     "shape": _block,
     "view": lambda v, shape: v.reshape(tuple(shape)).clone(),
     "zeros": torch.zeros_like,

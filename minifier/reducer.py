@@ -28,6 +28,7 @@ from minifier.passes.fold_into_input import fold_into_input
 from minifier.passes.isolate_op import isolate_last_op
 from minifier.passes.make_contiguous import make_contiguous
 from minifier.passes.remove_outputs import remove_outputs
+from minifier.passes.replace_convs_with_channels_last_inputs import replace_convs_with_channels_last_inputs
 from minifier.passes.replace_operands import replace_operands
 from minifier.passes.replace_ops_with_inputs import replace_ops_with_inputs
 from minifier.passes.shrink_shapes import shrink_shapes
@@ -38,7 +39,7 @@ from minifier.validate import validator, why_invalid
 # Structure first (fewest ops), then operands, then the inputs: strides before sizes (a
 # one-element tensor has no strides left to lose), sizes before rank, values last.
 PASSES = (cut_at_divergence, cut_after_culprit, isolate_last_op, remove_outputs, replace_ops_with_inputs,
-          replace_operands, fold_into_input, make_contiguous, shrink_shapes, drop_unit_dims, simplify_values)
+          replace_convs_with_channels_last_inputs, replace_operands, fold_into_input, make_contiguous, shrink_shapes, drop_unit_dims, simplify_values)
 MAX_ROUNDS = 5
 
 

@@ -168,3 +168,28 @@ def test_folding_works_on_aten_graphs_too(tmp_path):
     assert [op_label(n) for n in op_nodes(folded)] == ["slice", "log1p"]
     out = folded(*graph_inputs(folded, values))
     assert torch.equal(out[0] if isinstance(out, tuple) else out, values[names["log1p"]])
+
+
+def test_a_conv_goes_as_a_channels_last_input_and_the_kernels_after_it_stay(pool, tmp_path):
+    """Inductor gives conv outputs channels_last strides, and batch_norm's kernel after a conv
+    vectorizes sqrt(var + eps) along channels. Fed the conv's eager (contiguous) value the
+    kernel changes and the vectorized-sqrt bug is gone; fed in channels_last, the conv goes."""
+    F = torch.nn.functional
+
+    def f(x, cw, cb, w, cw2):
+        h = F.conv2d(x, cw, cb, padding=1)
+        return F.conv2d(F.batch_norm(h, w, w, weight=w, bias=w, training=False, eps=1e-5), cw2)
+
+    inputs = [torch.randn(1, 3, 8, 8), torch.randn(8, 3, 3, 3), torch.randn(8), torch.rand(8) + 0.5,
+              torch.randn(4, 8, 3, 3)]
+    gm, values = _case(f, inputs, tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sqrt", paths=("cppvec",)).to_dict()], signature="")
+    ev.signature = ev.outcomes([gm])[0]["signature"]
+    assert ev.signature.startswith("accuracy@")
+    conv = next(n.name for n in op_nodes(gm) if op_label(n) == "conv2d")
+    assert ev.test(rebuild(gm, cut={conv}, values=values)) != REPRODUCES  # a contiguous input loses it
+    small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
+    assert [op_label(n) for n in op_nodes(small)] == ["batch_norm"]
+    assert ev.test(small) == REPRODUCES
+    (x, *_) = [t for t in graph_inputs(small, values) if t.dim() == 4]
+    assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
