@@ -37,7 +37,7 @@ def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergen
     answer = ev.outcomes([candidate])[0]
     if answer.get("status") != "fail" or answer.get("kind") != "accuracy":
         return None
-    metrics = {exposed[_index(m["output"])]: m for m in answer.get("metrics", []) if m["output"].startswith("out[")}
+    metrics = {exposed[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
     bad = {name for name, m in metrics.items() if not m.get("ok")}
     by_name = {n.name: n for n in gm.graph.nodes}
     roots = [name for name in exposed if name in bad and not (_operands(by_name[name]) & bad)]
@@ -54,5 +54,8 @@ def _operands(node: fx.Node) -> set[str]:
     return names
 
 
-def _index(path: str) -> int:
-    return int(re.match(r"out\[(\d+)\]", path).group(1))
+def _index(path: str) -> int | None:
+    """Which exposed value an oracle path names: `out[3]`, or `out['out'][3]` when the graph
+    also writes to its inputs (BatchNorm's running stats in training; those are not ours)."""
+    match = re.fullmatch(r"out(?:\['out'\])?\[(\d+)\]", path)
+    return int(match.group(1)) if match else None

@@ -286,6 +286,7 @@ class Zygote:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        self.pid = None  # never signal that number again: it may be reused
         self.ctl.close()
 
 

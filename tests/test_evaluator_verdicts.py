@@ -94,3 +94,20 @@ def test_a_prefetched_check_on_two_kernel_threads_answers_the_plain_question(poo
     assert threaded["status"] == plain["status"] == "fail"
     assert threaded["signature"] == plain["signature"] == "accuracy@inductor"
     assert threaded["metrics"] == plain["metrics"]
+
+
+def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp_path):
+    """BatchNorm in training updates its running stats in place: the oracle then names the
+    outputs out['out'][i] beside the written inputs. Found in a user's training loop, where
+    this raised instead of finding the divergent node."""
+    from minifier.divergence import find_divergence
+
+    def f(x, running_mean):
+        running_mean.mul_(0.9).add_(x.mean(0) * 0.1)
+        h = x * 3
+        return torch.sigmoid(h) + 1
+
+    gm, values = _case(f, [torch.randn(8, 16), torch.zeros(16)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sigmoid").to_dict()], signature="accuracy@inductor")
+    divergence = find_divergence(gm, ev, values)
+    assert divergence is not None and divergence.roots == ["sigmoid"]
