@@ -36,6 +36,7 @@ class Evaluator:
     atol: float | None = None
     rtol: float | None = None
     strict: bool = False
+    context: dict = field(default_factory=dict)  # modes the graph ran under (repro.context): autocast, ...
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
     validate: Callable[[fx.GraphModule], str | None] | None = None  # why a candidate cannot run, checked
@@ -51,7 +52,7 @@ class Evaluator:
         return {"op": "check", "case_dir": str(self.case_dir), "source": module_source(gm),
                 "inputs": [input_ref(p) for p in placeholders(gm)],
                 "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
-                "atol": self.atol, "rtol": self.rtol, "strict": self.strict,
+                "atol": self.atol, "rtol": self.rtol, "strict": self.strict, "context": self.context,
                 **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
 
     def adaptive_timeout(self) -> float:
@@ -149,6 +150,7 @@ class Evaluator:
 
 
 def _key(job: dict) -> str:
-    blob = json.dumps({k: job[k] for k in ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "repeat")},
+    blob = json.dumps({k: job.get(k) for k in ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict",
+                                               "context", "repeat")},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -28,6 +28,7 @@ from minifier.zygote import ForkedRuns
 from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.manifest import ReproFolderError
+from repro.runner import graph_modes
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply, run_repro
 from repro.writer import ReproInfo, write_repro
@@ -111,11 +112,15 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
         gm, inputs = load_graph(g)
         case_dir = work / "cases" / f"graph_{g.index}"
         case_dir.mkdir(parents=True, exist_ok=True)
-        values = record_values(gm, inputs)
+        spec, context = CompileSpec.from_dict(g.record["spec"]), g.record.get("context") or {}
+        # Autocast changes the dtypes the graph computes in: the recorded values, the fake
+        # tensors that validate candidates and the folds are all made under it, as in the script.
+        modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
+        with modes():
+            values = record_values(gm, inputs)
         torch.save(values, case_dir / "values.pt")
-        ev = Evaluator(pool, case_dir, CompileSpec.from_dict(g.record["spec"]),
-                       capture.injections or g.record.get("injections", []), signature="",
-                       atol=opts.atol, rtol=opts.rtol, strict=opts.strict)
+        ev = Evaluator(pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
+                       atol=opts.atol, rtol=opts.rtol, strict=opts.strict, context=context)
         if (g.failure or {}).get("kind") == "hang":
             ev.timeout = opts.hang_timeout
         evaluators.append(ev)
@@ -126,8 +131,9 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
                 continue
             g.failure = {k: answer.get(k) for k in ("kind", "signature", "message")}
         ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
-        found = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], known, opts.repeat, ui.step,
-                              {"budget": budget, "resume": opts.resume}, on_reduced)
+        with modes():
+            found = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], known, opts.repeat, ui.step,
+                                  {"budget": budget, "resume": opts.resume}, on_reduced)
         bugs.extend(found)
         g.record["bugs"] = len(found)
         to_localize.append((g, gm, values, ev, found))

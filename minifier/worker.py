@@ -64,8 +64,11 @@ def run_check(job: dict, values: CaseValues) -> dict:
     model = module_from_source(job["source"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
     tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
+    from repro.runner import graph_modes
+
+    modes = graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)
     with inject.injected(*injections):
-        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)):
+        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes:
             compiled = compile_for_stage(model, job["stage"], spec)
             outcome = check(model, inputs, compiled, stage=job["stage"], **tolerance)
         seeded = outcome.kind == "nondeterministic"

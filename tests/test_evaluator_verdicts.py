@@ -111,3 +111,27 @@ def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp
     ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sigmoid").to_dict()], signature="accuracy@inductor")
     divergence = find_divergence(gm, ev, values)
     assert divergence is not None and divergence.roots == ["sigmoid"]
+
+
+def test_a_graph_captured_under_autocast_is_checked_under_autocast(pool, tmp_path):
+    """bf16 @ fp32 only runs under autocast, as it did in the user's script: the workers
+    re-enter the modes the graph ran under (found in a user's autocast attention)."""
+    from repro.runner import graph_modes
+
+    def f(p, v):
+        return torch.nn.functional.gelu(p @ v).float()
+
+    inputs = [torch.randn(4, 8).bfloat16(), torch.randn(8, 8)]
+    context = {"autocast": {"dtype": "bfloat16"}}
+    gm = fx.symbolic_trace(f)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    with graph_modes(context, True, inputs, only_autocast=True):
+        values = record_values(gm, inputs)
+    assert values["matmul"].dtype == torch.bfloat16
+    torch.save(values, tmp_path / "values.pt")
+    bug = [Injection("erf").to_dict()]
+    plain = Evaluator(pool, tmp_path, CompileSpec(), bug, signature="accuracy@inductor")
+    assert plain.outcomes([gm])[0]["status"] == "invalid"  # eager itself cannot run it
+    ev = Evaluator(pool, tmp_path, CompileSpec(), bug, signature="accuracy@inductor", context=context)
+    assert ev.test(gm) == REPRODUCES

@@ -142,3 +142,15 @@ def test_sidecar_is_the_tools_oracle_verbatim():
     text = sidecar_source()
     for fn in (oracle.check, oracle.compare_tensor, oracle.run_reference, signature.normalize):
         assert inspect.getsource(fn) in text, fn.__name__
+
+
+def test_a_nan_both_produce_leaves_the_finite_values_to_be_judged():
+    """A fully masked softmax row is NaN in eager and compiled alike; a user's graph like that
+    was called unjudgeable although every finite value was wrong."""
+    model = Fn(lambda x: torch.log(x))
+    same_nan_wrong_elsewhere = Fn(lambda x: torch.log(x) + (x > 0).float())
+    same_nan_right_elsewhere = Fn(lambda x: torch.log(x) * 1.0)
+    x = torch.tensor([-1.0, 2.0, 3.0])
+    wrong = check(model, [x], same_nan_wrong_elsewhere)
+    assert wrong.status == "fail" and wrong.kind == "accuracy"
+    assert check(model, [x], same_nan_right_elsewhere).status == "pass"
