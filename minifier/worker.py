@@ -58,22 +58,22 @@ def run_check(job: dict, values: CaseValues) -> dict:
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from minifier.oracle import check
+    from repro.runner import graph_modes
 
     spec = CompileSpec.from_dict(job["spec"])
     inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
     model = module_from_source(job["source"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
     tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
-    from repro.runner import graph_modes
-
-    modes = graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)
+    modes = lambda: graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)  # as the script ran it
     with inject.injected(*injections):
-        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes:
+        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes():
             compiled = compile_for_stage(model, job["stage"], spec)
             outcome = check(model, inputs, compiled, stage=job["stage"], **tolerance)
         seeded = outcome.kind == "nondeterministic"
         if seeded:
-            outcome = recheck_seeded(model, inputs, spec, job["stage"], outcome, tolerance)
+            with modes():
+                outcome = recheck_seeded(model, inputs, spec, job["stage"], outcome, tolerance)
     # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
     return {**outcome.__dict__, "seeded": seeded and outcome.status == "fail"}
 
@@ -102,11 +102,13 @@ def run_kernels(job: dict, values: CaseValues) -> dict:
     from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, fresh_compile_state
+    from repro.runner import graph_modes
 
     spec = CompileSpec.from_dict(job["spec"])
     inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    with inject.injected(*injections), fresh_compile_state(spec):
+    modes = graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)
+    with inject.injected(*injections), fresh_compile_state(spec), modes:
         code, found = kernels.generated_code(module_from_source(job["source"]), inputs, spec)
     return {"status": "ok", "code": code, "kernels": [k.to_dict() for k in found]}
 

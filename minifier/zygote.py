@@ -5,7 +5,10 @@ imports, the CPU ISA probe, pattern tables (about 8 s of CPU on 2 cores). A run 
 starts a capture, two workers, a repro check and, after crashes, replacement workers: on 2
 cores those start-ups fought the capture for the CPU. The zygote pays it once, on a
 throwaway function, and then forks a child per request. A forked child is a fresh process
-that has compiled `x * 2 + 1`: it shares no state with minify or with other candidates.
+that has compiled that function: it shares no state with minify or with other candidates.
+
+The capture hosts it: the capture's process imports torch, then forks the zygote, which
+lowers its priority and warms up while the capture runs the script. Both pay one import.
 
 Only on CPU builds of torch: a process that touched CUDA cannot be forked safely, and on a
 CUDA build we cannot be sure Inductor's start-up leaves CUDA alone. Elsewhere, and whenever
@@ -138,7 +141,7 @@ os._exit(0)  # no teardown of torch: nothing here needs it
 """
 
 
-# The start of a process that hosts the zygote (the capture: see Zygote.hosted). It imports what
+# The start of a process that hosts the zygote (the capture: see Zygote.host_command). It imports what
 # both need, then forks the zygote, which renices itself and warms up while the host goes on at
 # full priority with the code that follows (argv[1:4]: socket fd, zygote log, niceness).
 _HOSTED_BOOT = f"""
