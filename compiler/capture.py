@@ -34,7 +34,7 @@ from compiler.stages import CompileSpec
 from minifier.oracle import check, clone_inputs
 from minifier.quick_exit import quick_exit
 from minifier.signature import exception_signature
-from repro.context import current_context
+from repro.context import current_context, input_device_type
 
 
 class Session:
@@ -123,7 +123,7 @@ class RecordingBackend:
                   "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
                   "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled(),
                   "part": "forward", "dynamo_graph": key, "key": str(key),
-                  "context": current_context(_device_type(example_inputs))}
+                  "context": current_context(input_device_type(example_inputs))}
         eager_gm = gm
         try:
             session.forward_rows[key] = {row["name"]: row for row in _write_graph(folder, gm)}
@@ -169,14 +169,6 @@ class RecordingBackend:
             self.session.seq_sources[key] = seq_nr_sources(aten_gm)
             return compile()
         return _record_backward(self.session, key, forward_record, aten_gm, compile)
-
-
-def _device_type(example_inputs) -> str:
-    """The device the graph runs on (the first tensor input's), for autocast's state."""
-    for x in example_inputs:
-        if isinstance(x, torch.Tensor):
-            return x.device.type
-    return "cpu"
 
 
 def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:

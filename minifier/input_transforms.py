@@ -100,14 +100,18 @@ def resolve_function(dotted: str):
 _STEPS = {
     "map": _map,
     "contiguous": lambda v: v.contiguous(),
-    "channels_last": lambda v: v.contiguous(memory_format=torch.channels_last if v.dim() == 4
-                                            else torch.channels_last_3d),
+    "channels_last": lambda v: v.contiguous(memory_format=channels_last_format(v.dim())),
     "shape": _block,
     "view": lambda v, shape: v.reshape(tuple(shape)).clone(),
     "zeros": torch.zeros_like,
     "ones": torch.ones_like,
     "ints": _small_ints,
 }
+
+
+def channels_last_format(dim: int) -> torch.memory_format:
+    """channels_last for a 4-d tensor, channels_last_3d for a 5-d one."""
+    return torch.channels_last if dim == 4 else torch.channels_last_3d
 
 
 def resolve(values: dict, ref):

@@ -25,10 +25,10 @@ from minifier.graph_edit import canonical, graph_inputs, op_label, op_nodes, pla
 from minifier import html_report, interaction, localize
 from minifier.workers import WorkerPool
 from minifier.zygote import ForkedRuns
+from repro.context import graph_modes
 from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.manifest import ReproFolderError
-from repro.runner import graph_modes
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply, run_repro
 from repro.writer import ReproInfo, write_repro

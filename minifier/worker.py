@@ -58,7 +58,7 @@ def run_check(job: dict, values: CaseValues) -> dict:
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from minifier.oracle import check
-    from repro.runner import graph_modes
+    from repro.context import graph_modes
 
     spec = CompileSpec.from_dict(job["spec"])
     inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
@@ -102,7 +102,7 @@ def run_kernels(job: dict, values: CaseValues) -> dict:
     from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, fresh_compile_state
-    from repro.runner import graph_modes
+    from repro.context import graph_modes
 
     spec = CompileSpec.from_dict(job["spec"])
     inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])

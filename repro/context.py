@@ -20,3 +20,20 @@ def current_context(device_type: str = "cpu") -> dict:
     if torch.are_deterministic_algorithms_enabled():
         context["deterministic"] = True
     return context
+
+
+def input_device_type(inputs) -> str:
+    """The device a graph runs on: its first tensor input's (cpu when it has none)."""
+    return next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")
+
+
+def graph_modes(context: dict, grad_enabled: bool, inputs: list, only_autocast: bool = False):
+    """The modes the graph ran under in the script (inference mode, autocast, deterministic
+    algorithms), re-entered around a check as repro.py does (repro.runner.run_context).
+    `only_autocast`: just the mode that changes dtypes, for work on the graph in minify's
+    own process."""
+    from repro.runner import run_context
+
+    if only_autocast:
+        context = {"autocast": context["autocast"]} if context.get("autocast") else {}
+    return run_context({**context, "grad_enabled": grad_enabled}, input_device_type(inputs))

@@ -48,16 +48,6 @@ def run_context(context, device):
         yield
 
 
-def graph_modes(context: dict, grad_enabled: bool, inputs: list, only_autocast: bool = False):
-    """The modes the graph ran under in the script (inference mode, autocast, deterministic
-    algorithms; repro.context), re-entered around a check as repro.py does. `only_autocast`:
-    just the mode that changes dtypes, for work on the graph in minify's own process."""
-    if only_autocast:
-        context = {"autocast": context["autocast"]} if context.get("autocast") else {}
-    device = next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")
-    return run_context({**context, "grad_enabled": grad_enabled}, device)
-
-
 def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, device=None, config=None):
     """One run judged by the oracle: the compiled model against eager on the saved inputs."""
     device = device or context.get("device", "cpu")

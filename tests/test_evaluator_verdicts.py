@@ -116,7 +116,7 @@ def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp
 def test_a_graph_captured_under_autocast_is_checked_under_autocast(pool, tmp_path):
     """bf16 @ fp32 only runs under autocast, as it did in the user's script: the workers
     re-enter the modes the graph ran under (found in a user's autocast attention)."""
-    from repro.runner import graph_modes
+    from repro.context import graph_modes
 
     def f(p, v):
         return torch.nn.functional.gelu(p @ v).float()

@@ -12,7 +12,7 @@ import torch
 
 from minifier.delta import ddmin
 from minifier.graph_edit import op_label, op_names, op_nodes, placeholders, rebuild, with_transforms
-from minifier.input_transforms import with_step
+from minifier.input_transforms import channels_last_format, with_step
 from minifier.passes import Context
 
 CONVOLUTIONS = {"conv2d", "conv3d", "convolution", "_convolution", "conv_transpose2d", "conv_transpose3d"}
@@ -39,5 +39,4 @@ def _layout_matters(value) -> bool:
     """A 4-d or 5-d tensor of more than one channel and pixel, not channels_last already."""
     if not isinstance(value, torch.Tensor) or value.dim() not in (4, 5) or value.shape[1] < 2:
         return False
-    fmt = torch.channels_last if value.dim() == 4 else torch.channels_last_3d
-    return value[0, 0].numel() > 1 and not value.is_contiguous(memory_format=fmt)
+    return value[0, 0].numel() > 1 and not value.is_contiguous(memory_format=channels_last_format(value.dim()))
