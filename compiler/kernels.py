@@ -32,6 +32,11 @@ class Kernel:
     aten: list[str] = field(default_factory=list)  # post-grad ATen nodes it computes
     source: str = ""  # its code; for an extern kernel, the line that calls it
 
+    @property
+    def in_place(self) -> bool:
+        """Writes its result over one of its inputs: that input's value never outlives it."""
+        return "in_out_ptr" in self.source
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -64,8 +69,9 @@ def kernel_origins() -> Iterator[list[tuple[str, list]]]:
 
 
 def _origin_nodes(node_schedule, is_extern: bool) -> list:
-    if is_extern:
-        return list(getattr(node_schedule, "origins", ()))
+    if is_extern:  # its origins also hold whatever produced its inputs; origin_node is what it computes
+        origin = getattr(node_schedule, "origin_node", None)
+        return [origin] if origin is not None else list(getattr(node_schedule, "origins", ()))
     nodes = []
     for snode in node_schedule:
         ir_node = getattr(snode, "node", None)
@@ -169,6 +175,15 @@ def _call_line(text: str, name: str, occurrence: int) -> str:
     i = hits[occurrence]
     above = lines[i - 1].strip() if i and lines[i - 1].lstrip().startswith("#") else ""
     return "\n".join(x for x in (above, lines[i].strip()) if x)
+
+
+def dynamo_op_names(gm: torch.fx.GraphModule) -> list[str]:
+    """The names Dynamo gives the calls of `gm` when it traces the module `gm` was written as
+    (by target, numbered in order; its inputs are `L_..._`, so they never take an op's name),
+    in graph order: what `Kernel.nodes` says, mapped back to `gm`'s nodes by position."""
+    graph = torch.fx.Graph()
+    return [graph.create_node(n.op, n.target, (), {}).name for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method", "call_module")]
 
 
 def kernels_of(kernels: list[Kernel], node: str) -> list[Kernel]:

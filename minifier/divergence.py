@@ -1,21 +1,30 @@
 """Where an accuracy failure starts: the nodes whose compiled value diverges from eager while
 every value they read still agrees. Each such root is a distinct bug.
 
-One compile answers it for the whole graph: every intermediate becomes an output and the
-oracle judges each one. Fusion changes when everything is an output, so a bug that needs a
-fused kernel may not show there; then there are no roots and reduction works without them.
+Observing a value means making it an output of the graph and judging it with the oracle.
+Making every intermediate an output changes Inductor's kernels (each value needs a store of
+its own), and on a CPU every changed kernel is seconds of g++. So a worker looks in two
+steps (minifier.divergence_worker), both answered in one job:
+1. the values Inductor stores anyway: each node whose value leaves the kernel that computes
+   it (read by another kernel, or an output). Exposing those keeps the graph's kernels, which
+   come from the kernel cache. This finds the first wrong kernel output.
+2. every node between that output and the agreeing values before it (the inside of the
+   fused kernel), on that small piece alone, fed with recorded eager values.
+If that finds nothing (the bug needs more of the graph), every intermediate of the whole
+graph is exposed at once, as before. Fusion changes when everything is an output, so a bug
+that needs a fused kernel may not show there; then there are no roots and reduction works
+without them.
 """
 from __future__ import annotations
 
-import operator
 import re
 from dataclasses import dataclass
 
 import torch
 import torch.fx as fx
 
-from minifier.evaluate import REPRODUCES, Evaluator
-from minifier.graph_edit import op_nodes, rebuild
+from minifier.evaluate import Evaluator
+from minifier.graph_edit import NON_OPS, op_nodes, output_nodes, rebuild
 
 
 @dataclass
@@ -23,6 +32,7 @@ class Divergence:
     roots: list[str]  # nodes in graph order
     metrics: dict  # node name -> oracle metrics of its value
     exposed: list[str]  # nodes that could be observed
+    how: str = "every"  # "stored" (steps 1-2 above) or "every" (every intermediate at once)
 
 
 def exposed_nodes(gm: fx.GraphModule, values: dict) -> list[str]:
@@ -33,25 +43,101 @@ def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergen
     exposed = exposed_nodes(gm, values)
     if not exposed:
         return None
-    candidate = rebuild(gm, outputs=exposed)
-    answer = ev.outcomes([candidate])[0]
+    if ev.stage == "inductor":
+        answer = ev.divergence(gm)
+        if answer.get("status") == "ok" and answer.get("roots"):
+            return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer.get("how", "stored"))
+    return every_intermediate(gm, ev, exposed)
+
+
+def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str]) -> Divergence | None:
+    """One compile with every intermediate an output (the fallback; its kernels are all new)."""
+    metrics = judged(ev.outcomes([rebuild(gm, outputs=exposed)])[0], exposed)
+    if metrics is None:
+        return None
+    return Divergence(roots(gm, metrics), metrics, exposed)
+
+
+def judged(answer: dict, outputs: list[str]) -> dict | None:
+    """Oracle metrics by node name, from the answer for a graph whose outputs are `outputs`;
+    None unless the answer is an accuracy failure."""
     if answer.get("status") != "fail" or answer.get("kind") != "accuracy":
         return None
-    metrics = {exposed[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+    return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+
+
+def roots(gm: fx.GraphModule, metrics: dict) -> list[str]:
+    """Observed nodes that diverge while the nearest observed values they read all agree."""
     bad = {name for name, m in metrics.items() if not m.get("ok")}
+    return [n.name for n in gm.graph.nodes if n.name in bad and not (nearest_observed(n, metrics) & bad)]
+
+
+def nearest_observed(node: fx.Node, observed) -> set[str]:
+    """The observed values `node` reads, looking through the unobserved nodes in between."""
+    return {n.name for n in _walk_up(node, observed) if n.name in observed}
+
+
+def region(node: fx.Node, observed) -> list[fx.Node]:
+    """`node` and the unobserved nodes it reads through, up to observed values and inputs."""
+    return [node] + [n for n in _walk_up(node, observed) if n.name not in observed and n.op != "placeholder"]
+
+
+def _walk_up(node: fx.Node, observed) -> list[fx.Node]:
+    seen, frontier, found = set(), list(node.all_input_nodes), []
+    while frontier:
+        n = frontier.pop(0)
+        if n in seen:
+            continue
+        seen.add(n)
+        found.append(n)
+        if n.name not in observed and n.op != "placeholder":
+            frontier.extend(n.all_input_nodes)
+    return found
+
+
+def stored_nodes(gm: fx.GraphModule, exposed: list[str], node_kernels: dict[str, set], in_place: set) -> list[str]:
+    """The exposed nodes whose values Inductor stores anyway: computed by some kernel and read
+    by another kernel (or returned). Left out: a value only read by a kernel that writes over
+    it in place (an addmm output that the next pointwise kernel overwrites), and values no
+    kernel computes (views): exposing either would change the kernels."""
+    outputs = {n.name for n in output_nodes(gm)}
+    chosen = []
+    for node in op_nodes(gm):
+        mine = node_kernels.get(node.name, set())
+        if node.name not in exposed or not mine:
+            continue
+        if node.name in outputs:
+            chosen.append(node.name)
+            continue
+        readers = _readers(node)
+        elsewhere = set().union(*(node_kernels.get(r.name, set()) - mine for r in readers)) if readers else set()
+        if elsewhere and not (len(readers) == 1 and elsewhere <= in_place):
+            chosen.append(node.name)
+    return chosen
+
+
+def inside_of(gm: fx.GraphModule, found: list[str], observed, exposed: list[str], values: dict):
+    """The graph of every node between the roots `found` and the agreeing values before them,
+    fed with those values' eager records, with all its values as outputs; (graph, outputs),
+    or None when the roots read nothing unobserved."""
     by_name = {n.name: n for n in gm.graph.nodes}
-    roots = [name for name in exposed if name in bad and not (_operands(by_name[name]) & bad)]
-    return Divergence(roots, metrics, exposed)
+    inside = {n.name for root in found for n in region(by_name[root], observed)}
+    if len(inside) == len(found):
+        return None
+    frontier = {a.name for name in inside for a in by_name[name].all_input_nodes
+                if a.name not in inside and a.op != "placeholder"}
+    outputs = [n for n in exposed if n in inside]
+    return rebuild(gm, cut=frontier, outputs=outputs, values=values), outputs
 
 
-def _operands(node: fx.Node) -> set[str]:
-    """Names of the ops a node reads, looking through getitem."""
-    names = set()
-    for arg in node.all_input_nodes:
-        if arg.target is operator.getitem:
-            names |= _operands(arg)
-        names.add(arg.name)
-    return names
+def _readers(node: fx.Node) -> list[fx.Node]:
+    """The ops that read `node`'s value (through getitem)."""
+    readers = []
+    for user in node.users:
+        if user.op == "output":
+            continue
+        readers.extend(_readers(user) if user.target in NON_OPS else [user])
+    return readers
 
 
 def _index(path: str) -> int | None:
@@ -59,3 +145,4 @@ def _index(path: str) -> int | None:
     also writes to its inputs (BatchNorm's running stats in training; those are not ours)."""
     match = re.fullmatch(r"out(?:\['out'\])?\[(\d+)\]", path)
     return int(match.group(1)) if match else None
+

@@ -75,6 +75,10 @@ class Evaluator:
         """`times` independent checks of one graph (in parallel), for the k-of-k flakiness rule."""
         return self._answers([(gm, None, r) for r in range(times)])
 
+    def divergence(self, gm: fx.GraphModule) -> dict:
+        """Where an accuracy failure starts in `gm` at Inductor (minifier.divergence_worker)."""
+        return self._answers([divergence_question(gm)])[0]
+
     def prefetch(self, questions: list[tuple]) -> None:
         """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
         later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.
@@ -111,8 +115,8 @@ class Evaluator:
         return keys
 
     def _answers(self, questions: list[tuple]) -> list[dict]:
-        hits = sum(1 for gm, stage, repeat, *_ in questions
-                   if _key({**self.job(gm, stage), "repeat": repeat}) in self.cache)
+        hits = sum(1 for gm, stage, repeat, *how in questions
+                   if _key({**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}) in self.cache)
         keys = self._submit(questions)
         self.cache_hits += hits
         for key in dict.fromkeys(keys):
@@ -125,7 +129,7 @@ class Evaluator:
 
     def _record(self, key: str, answer: dict) -> None:
         if answer.get("kind") not in NO_COMPILE_KINDS:
-            self.compiles += 1
+            self.compiles += answer.get("compiles", 1)
         self.cache[key] = answer
         if answer.get("kind") != "hang":
             self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
@@ -149,8 +153,16 @@ class Evaluator:
         return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
 
 
+def divergence_question(gm: fx.GraphModule) -> tuple:
+    """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
+    build on two threads (one long job that would otherwise leave a core idle)."""
+    names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
+    return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2}
+
+
 def _key(job: dict) -> str:
-    blob = json.dumps({k: job.get(k) for k in ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict",
-                                               "context", "repeat")},
-                      sort_keys=True, default=str)
+    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
+    if job.get("op", "check") != "check":  # another question about the same graph
+        fields += ("op",)
+    blob = json.dumps({k: job.get(k) for k in fields}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -17,7 +17,7 @@ import torch.fx as fx
 
 from compiler.stages import STAGES
 from minifier.capture_run import GraphRecord
-from minifier.divergence import find_divergence
+from minifier.divergence import exposed_nodes, find_divergence
 from minifier.evaluate import REPRODUCES, Evaluator
 from minifier.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
 
@@ -128,20 +128,29 @@ def _observe(gm: fx.GraphModule, values: dict, ev: Evaluator) -> dict:
                 "how": "exposing every intermediate as an output hides the failure (it needs the graph's own "
                        "fusion), so it was bracketed by the shortest failing prefix of the graph instead"}
     bad = {n for n, m in divergence.metrics.items() if not m.get("ok")}
-    unobserved = [_bracket(node, set(divergence.metrics), bad) for node in op_nodes(gm)
+    tensors = set(divergence.exposed) if divergence.how == "every" else set(exposed_nodes(gm, values))
+    unobserved = [_bracket(node, set(divergence.metrics), bad, node.name in tensors) for node in op_nodes(gm)
                   if node.name not in divergence.metrics and node.target is not operator.getitem]
     return {"metrics": divergence.metrics, "roots": divergence.roots, "unobserved": unobserved, "bracket": None,
-            "how": "one compile with every intermediate exposed as an output, each judged against eager "
-                   "by the oracle (in that compile each value has a buffer of its own, so fusion differs "
-                   "from the original graph's)"}
+            "how": OBSERVATION[divergence.how]}
 
 
-def _bracket(node: fx.Node, observed: set[str], bad: set[str]) -> dict:
+OBSERVATION = {
+    "stored": "the values Inductor stores (each kernel's results, with the graph's own kernels), then every node "
+              "inside the first kernel whose result diverges, on that piece alone fed with eager values; "
+              "each judged against eager by the oracle",
+    "every": "one compile with every intermediate exposed as an output, each judged against eager by the oracle "
+             "(in that compile each value has a buffer of its own, so fusion differs from the original graph's)",
+}
+
+
+def _bracket(node: fx.Node, observed: set[str], bad: set[str], tensor: bool = False) -> dict:
     """The nearest observed values before and after an unobserved node, and whether they agree."""
     before = _nearest(node, lambda n: n.all_input_nodes, observed)
     after = _nearest(node, lambda n: list(n.users), observed)
     return {"node": node.name, "op": op_label(node),
-            "why": "its value is not a tensor (e.g. a tuple or a size), so it cannot be compared",
+            "why": "computed inside a kernel, whose other values were observed; its own value is never stored"
+            if tensor else "its value is not a tensor (e.g. a tuple or a size), so it cannot be compared",
             "after_ok": [n for n in before if n not in bad], "after_diverging": [n for n in before if n in bad],
             "before_ok": [n for n in after if n not in bad], "before_diverging": [n for n in after if n in bad]}
 

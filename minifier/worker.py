@@ -113,6 +113,12 @@ def run_kernels(job: dict, values: CaseValues) -> dict:
     return {"status": "ok", "code": code, "kernels": [k.to_dict() for k in found]}
 
 
+def run_divergence(job: dict, values: CaseValues) -> dict:
+    from minifier.divergence_worker import run_divergence as run
+
+    return run(job, values)
+
+
 POISONING = ("device-side assert", "CUDA error", "AcceleratorError", "an illegal memory access")
 
 
@@ -152,7 +158,7 @@ def main() -> None:
         start = time.perf_counter()
         try:
             result = warm_up() if job["op"] == "warmup" else run_kernels(job, values) if job["op"] == "kernels" \
-                else run_check(job, values)
+                else run_divergence(job, values) if job["op"] == "divergence" else run_check(job, values)
         except Exception as exc:  # a broken job must not kill a warm worker
             import traceback
 
