@@ -14,7 +14,7 @@ import torch.fx as fx
 
 from compiler.stages import STAGES
 from minifier.divergence import exposed_nodes, find_divergence
-from minifier.evaluate import Evaluator, divergence_question
+from minifier.evaluate import Evaluator, divergence_question, repeats_question
 from minifier.graph_edit import op_label, op_names, rebuild
 from minifier.passes import Context
 from minifier.reducer import reduce_graph
@@ -60,13 +60,13 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
 def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict) -> list[tuple]:
     """What confirming a bug leads to, asked for all at once so that the workers never wait on
     one another: for an accuracy failure where at Inductor it starts (minifier.divergence:
-    the longest, so first), the `tries` replays, then each stage before Inductor. Most bugs are
+    the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
     Inductor's, so the first is nearly always needed; when an earlier stage fails it is asked
     again there."""
     checks = []
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
         checks.append(divergence_question(gm))
-    checks += [(gm, None, r) for r in range(tries)]
+    checks.append(repeats_question(gm, tries))
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
 

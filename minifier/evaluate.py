@@ -72,8 +72,14 @@ class Evaluator:
         return self._answers([(gm, stage, 0) for stage in stages])
 
     def repeats(self, gm: fx.GraphModule, times: int) -> list[dict]:
-        """`times` independent checks of one graph (in parallel), for the k-of-k flakiness rule."""
-        return self._answers([(gm, None, r) for r in range(times)])
+        """`times` runs of one graph, for the k-of-k flakiness rule: compiled once and run
+        `times` times (with the whole-graph caches off, a second compile would generate the
+        same code and load the same kernels). A run that kills its worker (crash, hang) ends
+        that job; each further try is then a job of its own, in a fresh worker."""
+        answer = self._answers([repeats_question(gm, times)])[0]
+        if "runs" in answer or times == 1:
+            return [{**answer, **run} for run in answer.get("runs", [{}])]
+        return [answer] + self._answers([(gm, None, r) for r in range(1, times)])
 
     def divergence(self, gm: fx.GraphModule) -> dict:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.divergence_worker)."""
@@ -153,6 +159,11 @@ class Evaluator:
         return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
 
 
+def repeats_question(gm: fx.GraphModule, times: int) -> tuple:
+    """The question `Evaluator.repeats` asks first, for `prefetch`."""
+    return gm, None, 0, {"runs": times}
+
+
 def divergence_question(gm: fx.GraphModule) -> tuple:
     """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
     build on two threads (one long job that would otherwise leave a core idle)."""
@@ -164,5 +175,7 @@ def _key(job: dict) -> str:
     fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
     if job.get("op", "check") != "check":  # another question about the same graph
         fields += ("op",)
+    if job.get("runs", 1) > 1:
+        fields += ("runs",)
     blob = json.dumps({k: job.get(k) for k in fields}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -66,16 +66,20 @@ def run_check(job: dict, values: CaseValues) -> dict:
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
     tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
     modes = lambda: graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)  # as the script ran it
+    answers = []
     with inject.injected(*injections):
         with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes():
             compiled = compile_for_stage(model, job["stage"], spec)
-            outcome = check(model, inputs, compiled, stage=job["stage"], **tolerance)
-        seeded = outcome.kind == "nondeterministic"
-        if seeded:
-            with modes():
-                outcome = recheck_seeded(model, inputs, spec, job["stage"], outcome, tolerance)
-    # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
-    return {**outcome.__dict__, "seeded": seeded and outcome.status == "fail"}
+            outcomes = [check(model, inputs, compiled, stage=job["stage"], **tolerance)
+                        for _ in range(job.get("runs", 1))]
+        for outcome in outcomes:
+            seeded = outcome.kind == "nondeterministic"
+            if seeded:
+                with modes():
+                    outcome = recheck_seeded(model, inputs, spec, job["stage"], outcome, tolerance)
+            # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
+            answers.append({**outcome.__dict__, "seeded": seeded and outcome.status == "fail"})
+    return {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
 
 
 def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):

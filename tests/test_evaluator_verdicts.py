@@ -135,3 +135,34 @@ def test_a_graph_captured_under_autocast_is_checked_under_autocast(pool, tmp_pat
     assert plain.outcomes([gm])[0]["status"] == "invalid"  # eager itself cannot run it
     ev = Evaluator(pool, tmp_path, CompileSpec(), bug, signature="accuracy@inductor", context=context)
     assert ev.test(gm) == REPRODUCES
+
+
+def test_repeats_compile_once_and_judge_every_run(pool, tmp_path):
+    """The k-of-k rule runs one compiled graph k times; each run is judged on its own."""
+    def f(x):
+        return torch.relu(x) * 2
+
+    gm, values = _case(f, [torch.randn(64)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("relu").to_dict()], signature="accuracy@inductor")
+    answers = ev.repeats(gm, 3)
+    assert [ev.verdict(a) for a in answers] == [REPRODUCES] * 3
+    assert all(a["seconds"] > 0 for a in answers)
+    assert ev.compiles == 1
+
+
+def test_repeats_of_a_crash_each_take_a_worker_of_their_own(tmp_path):
+    """A crash kills the worker in the first run: the other tries are jobs of their own, so a
+    crash is still seen k times in k processes, not counted three times from one."""
+    def f(x):
+        return torch.relu(x) * 2
+
+    gm, values = _case(f, [torch.randn(4096)], tmp_path)
+    pool = WorkerPool(1, tmp_path / "logs")
+    try:
+        abort = Injection("relu", "runtime_error", paths=("cpp", "cppvec"))
+        ev = Evaluator(pool, tmp_path, CompileSpec(), [abort.to_dict()], signature="")
+        answers = ev.repeats(gm, 3)
+        assert [a["kind"] for a in answers] == ["crash"] * 3
+        assert pool.restarts == 3
+    finally:
+        pool.close()
