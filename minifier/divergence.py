@@ -45,9 +45,9 @@ def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergen
         return None
     if ev.stage == "inductor":
         answer = ev.divergence(gm)
-        if answer.get("status") == "ok" and answer.get("roots"):
-            return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer.get("how", "stored"))
-    return every_intermediate(gm, ev, exposed)
+        if answer.get("status") == "ok":  # it fell back to every intermediate itself if it had to
+            return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer["how"])
+    return every_intermediate(gm, ev, exposed)  # another stage (no kernels), or the job failed
 
 
 def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str]) -> Divergence | None:
