@@ -166,3 +166,36 @@ def test_repeats_of_a_crash_each_take_a_worker_of_their_own(tmp_path):
         assert pool.restarts == 3
     finally:
         pool.close()
+
+
+def _fused(x, w):
+    h = torch.sigmoid(x @ w)
+    g = torch.relu(h * 3) + 1  # one fused kernel: mul, relu, add; only add's value is stored
+    return torch.tanh(g @ w)
+
+
+def test_a_bug_inside_a_fused_kernel_is_pinned_to_its_op(pool, tmp_path):
+    """Found from the values Inductor stores anyway (their kernels come from the cache), then
+    inside the first wrong kernel (minifier.divergence)."""
+    from minifier.divergence import find_divergence
+
+    gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("relu").to_dict()], signature="accuracy@inductor")
+    divergence = find_divergence(gm, ev, values)
+    assert divergence is not None and divergence.how == "stored"
+    assert divergence.roots == ["relu"]
+    assert divergence.metrics["mul"]["ok"] and not divergence.metrics["relu"]["ok"]
+    # the code generated once, the stored values, the inside of the wrong kernel
+    assert ev.compiles == 3
+
+
+def test_a_value_overwritten_in_place_is_seen_inside(pool, tmp_path):
+    """tanh's kernel writes over the matmul's result in place: the matmul's value is never
+    stored, so exposing it would change the kernel; it is seen on the inside instead."""
+    from minifier.divergence import find_divergence
+
+    gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("tanh").to_dict()], signature="accuracy@inductor")
+    divergence = find_divergence(gm, ev, values)
+    assert divergence is not None and divergence.how == "stored" and divergence.roots == ["tanh"]
+    assert divergence.metrics["matmul_1"]["ok"] and divergence.metrics["add"]["ok"]
