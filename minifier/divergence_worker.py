@@ -29,7 +29,8 @@ def run_divergence(job: dict, case_values) -> dict:
     values = case_values.get(job["case_dir"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
     tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
-    gm = renamed(trace_module(module_from_source(job["source"])), job["node_names"], job["inputs"])
+    model = module_from_source(job["source"])
+    gm = renamed(trace_module(model), job["node_names"], job["inputs"])
     if gm is None:
         return {"status": "invalid", "kind": "worker_error", "message": "the re-traced graph has other nodes"}
     compiles = 0
@@ -56,7 +57,7 @@ def run_divergence(job: dict, case_values) -> dict:
     exposed = exposed_nodes(gm, values)
     inputs = resolve_inputs(values, job["inputs"])
     with compiling(inputs):
-        _, kernels = generated_code(module_from_source(job["source"]), inputs, spec)
+        _, kernels = generated_code(model, inputs, spec)
     compiles += 1  # code generated, nothing built
     calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
     ours = dict(zip(dynamo_op_names(gm), calls))

@@ -128,7 +128,7 @@ def _observe(gm: fx.GraphModule, values: dict, ev: Evaluator) -> dict:
                 "how": "exposing every intermediate as an output hides the failure (it needs the graph's own "
                        "fusion), so it was bracketed by the shortest failing prefix of the graph instead"}
     bad = {n for n, m in divergence.metrics.items() if not m.get("ok")}
-    tensors = set(divergence.exposed) if divergence.how == "every" else set(exposed_nodes(gm, values))
+    tensors = set(exposed_nodes(gm, values))
     unobserved = [_bracket(node, set(divergence.metrics), bad, node.name in tensors) for node in op_nodes(gm)
                   if node.name not in divergence.metrics and node.target is not operator.getitem]
     return {"metrics": divergence.metrics, "roots": divergence.roots, "unobserved": unobserved, "bracket": None,
