@@ -1,1 +1,3 @@
-"""Everything that touches torch.compile internals (the only package using private APIs)."""
+"""The compiler under test: its stages, graph capture, kernels, planted bugs and subsystem switches,
+and the judge of a run (oracle, failure signatures). The only package that uses private torch
+APIs; it imports nothing of this project's other packages."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from minifier.oracle import flatten
+from compiler.oracle import flatten
 
 
 def save_outputs(path: Path, out) -> None:

@@ -31,10 +31,10 @@ from compiler.graph_code import lift_attributes, module_source
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
 from compiler.origins import node_origins, seq_nr_sources
 from compiler.stages import CompileSpec
-from minifier.oracle import check, clone_inputs
-from minifier.quick_exit import quick_exit
-from minifier.signature import exception_signature
-from repro.context import current_context, input_device_type
+from compiler.oracle import check, clone_inputs
+from compiler.quick_exit import quick_exit
+from compiler.signature import exception_signature
+from compiler.context import current_context, input_device_type
 
 
 class Session:

@@ -127,3 +127,7 @@ def trace_module(module: torch.nn.Module) -> fx.GraphModule:
     """fx.symbolic_trace, except that tensor factories stay calls (see FACTORIES)."""
     graph = _FactoryTracer().trace(module)
     return fx.GraphModule(module, graph)
+
+
+def placeholders(gm: fx.GraphModule) -> list[fx.Node]:
+    return list(gm.graph.find_nodes(op="placeholder"))

@@ -7,7 +7,7 @@ consumer through memory, from another kernel, another graph or an input, the con
 printed correctly. So a minimal repro needs both ops, and cutting the producer out (feeding
 its value as an input) makes the bug disappear: exactly what a fusion bug looks like.
 
-The wrong code uses the codegen templates of `compiler.inject` (`kind`/`form`), on the
+The wrong code uses the codegen templates of `compiler.inject_templates` (`kind`/`form`), on the
 chosen kernel kinds (`cpp` scalar, `cppvec`, `triton`).
 
 Spec string: `fusion:PRODUCER+CONSUMER[:KIND[:FORM]][@PATHS]`, e.g. `fusion:sigmoid+mul:accuracy:double@cpp,cppvec`.
@@ -17,8 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.inject_spec import BugSpec, check_choice, split_paths
-
-ALL_PATHS = ("cpp", "cppvec", "triton")
+from compiler.inject_templates import ALL_PATHS, KINDS, TEMPLATES
 
 
 def patch_fusion(producer, consumer, templates, paths=("cpp", "cppvec", "triton")):
@@ -75,8 +74,6 @@ class FusionBug(BugSpec):
     patcher = staticmethod(patch_fusion)
 
     def __post_init__(self):
-        from compiler.inject import KINDS, TEMPLATES
-
         check_choice("fusion injection kind", self.kind, KINDS)
         if self.form is not None:
             check_choice("form", (self.kind, self.form), list(TEMPLATES))
@@ -84,8 +81,6 @@ class FusionBug(BugSpec):
             check_choice("codegen path", path, ALL_PATHS)
 
     def patch_args(self) -> dict:
-        from compiler.inject import TEMPLATES
-
         form = self.form or ("add_one" if self.kind == "accuracy" else None)
         return {"producer": self.producer, "consumer": self.consumer,
                 "templates": {p: TEMPLATES[(self.kind, form)][p] for p in self.paths}, "paths": list(self.paths)}

@@ -1,6 +1,6 @@
 """Switches inside Inductor that blame experiments flip, one named experiment at a time.
 
-`minify bisect` (minifier/blame.py) asks which part of the compiler a minimal repro needs in
+`minify bisect` (minifier/blame/search.py) asks which part of the compiler a minimal repro needs in
 order to fail. Each question is an `Experiment`: Inductor config to patch, applications of a
 compiler subsystem to skip (a decomposition, a graph pass, a node's lowering), nodes to keep
 out of shared kernels, a device to run on. `applied(experiment, record)` turns it on for one

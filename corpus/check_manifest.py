@@ -1,7 +1,7 @@
 """Check that corpus cases fail the way manifest.json says, and pass once their bug is removed.
 
 The known answers must not come from the tool they grade, so this uses no part of minify's
-capture, only plain Inductor and the shared oracle (`minifier.oracle.check`). One process
+capture, only plain Inductor and the shared oracle (`compiler.oracle.check`). One process
 imports torch once and checks many cases:
 
 1. load the script without running `main()` (its top level plants the bug);
@@ -39,7 +39,7 @@ import torch
 
 from compiler import inject
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.oracle import check, clone_inputs, flatten
+from compiler.oracle import check, clone_inputs, flatten
 
 CORPUS = Path(__file__).resolve().parent
 MANIFEST = CORPUS / "manifest.json"

@@ -1,1 +1,3 @@
-"""The search: oracles and failure signatures, localization, reduction, workers, CLI, reports."""
+"""The search: capture and localize -> reduce -> emit, one subpackage per stage, with the CLI,
+the pipeline that strings the stages together and the benchmark at the top. May import repro/
+and compiler/; nothing below imports this package."""

@@ -53,8 +53,8 @@ def parser() -> argparse.ArgumentParser:
 # `minify NAME ...` runs NAME's module: each defines `main(argv: list[str]) -> int`.
 SUBCOMMANDS: dict[str, str] = {
     "bench": "minifier.bench",
-    "fuzz": "minifier.fuzz",
-    "bisect": "minifier.blame",
+    "fuzz": "minifier.fuzz.campaign",
+    "bisect": "minifier.blame.search",
     "replay": "repro.replay",
     "test-from": "repro.testgen",
 }
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
-    from minifier.launch import Options, UserError, launch
+    from minifier.workers.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
                 return 2
             from minifier.pipeline import run
-            from minifier.report import ConsoleUI, print_summary
+            from minifier.report.console import ConsoleUI, print_summary
 
             result = run(opts, ConsoleUI(quiet=ns.quiet, start=launched.start), launched)
         finally:
@@ -117,7 +117,7 @@ def main_exit() -> None:
     """Console-script entry point."""
     code = main()
     if "torch" in sys.modules:
-        from minifier.quick_exit import quick_exit
+        from compiler.quick_exit import quick_exit
 
         quick_exit(code)
     sys.exit(code)

@@ -14,18 +14,20 @@ import torch.fx as fx
 from compiler.graph_code import module_from_source, trace_module
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
-from minifier.capture_run import Capture, GraphRecord, run_capture
-from minifier.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
+from minifier.localize.capture_run import Capture, GraphRecord, run_capture
+from minifier.workers.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
                              UserError, launch)
-from minifier.bugs import Bug, bugs_in_graph
-from minifier.blame import blame
-from minifier.budget import Budget
-from minifier.evaluate import Evaluator
-from minifier.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
-from minifier import html_report, interaction, localize
-from minifier.workers import WorkerPool
-from minifier.zygote import ForkedRuns
-from repro.context import graph_modes
+from minifier.reduce.bugs import Bug, bugs_in_graph
+from minifier.blame.search import blame, blame_markdown
+from minifier.reduce.budget import Budget
+from minifier.workers.evaluate import Evaluator
+from minifier.reduce.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
+from minifier.localize import graphs as localize
+from minifier.program import interaction
+from minifier.report import html as html_report
+from minifier.workers.pool import WorkerPool
+from minifier.workers.zygote import ForkedRuns
+from compiler.context import graph_modes
 from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.manifest import ReproFolderError
@@ -89,7 +91,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
     # Failing graphs, and random ones: a seeded recheck tells whether only the RNG differs.
     candidates = [g for g in capture.graphs if g.failure or (_verdict(g) == "nondeterministic" and g.replayable)]
     bugs: list[Bug] = []
-    to_localize: list[tuple] = []  # per failing graph: what minifier.localize needs
+    to_localize: list[tuple] = []  # per failing graph: what minifier.localize.graphs needs
     known: dict = {}
     evaluators: list[Evaluator] = []
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
@@ -172,7 +174,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
         else "repro_failed"
     localize.add_stage_verdicts(report["graphs"], localized)
     report.update(localization=[localize.for_json(loc) for loc in localized], html=str(out / "report.html"))
-    report["issue"] = str(write_issue(out, report))
+    report["issue"] = str(write_issue(out, report, blame_markdown(report["blame"]) if report.get("blame") else []))
     if opts.emit_test:
         # a planted bug is planted inside the test too, so it fails now (no effect without one)
         report["tests"] = [str(p) for p in write_tests(out, opts.emit_test, with_injection=True)]
@@ -286,7 +288,7 @@ def _graph_row(g: GraphRecord) -> dict:
 
 
 def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path, ui=None) -> Result:
-    """No graph fails on its own: check the program end to end (minifier.interaction), and if
+    """No graph fails on its own: check the program end to end (minifier.program.interaction), and if
     it fails, name the smallest set of graphs that must be compiled together for it to fail."""
     script = capture.script
     report = {"status": "nothing_failed", "graphs": [_graph_row(g) for g in capture.graphs],

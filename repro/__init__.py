@@ -1,1 +1,2 @@
-"""Artifacts: saved inputs, repro scripts, regression tests, replay and verification."""
+"""Artifacts: saved inputs, repro scripts, regression tests, issue text, replay and verification.
+May import compiler/; never minifier/."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from minifier.oracle import clone_inputs
+from compiler.oracle import clone_inputs
 from repro.inputs import describe
 
 

@@ -16,16 +16,15 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MINIFIER = ROOT / "minifier"
-EMBEDDED = ("signature.py", "oracle.py")
-SIDECAR_PARTS = (ROOT / "minifier" / "signature.py", ROOT / "minifier" / "oracle.py", ROOT / "repro" / "runner.py")
+SIDECAR_PARTS = (ROOT / "compiler" / "signature.py", ROOT / "compiler" / "oracle.py", ROOT / "compiler" / "context.py",
+                 ROOT / "repro" / "runner.py")
 SIDECAR_PREFIX = "_minify_oracle_"
 SKIP_MARK = "# minify: embed-skip"
 
 SIDECAR_HEADER = '''"""minify's oracle and repro runner, loaded by the repro.py (or test) beside this file.
 
-Written by minify verbatim from its own minifier/signature.py, minifier/oracle.py and
-repro/runner.py: the same code judged every candidate while the bug was being minimized.
+Written by minify verbatim from its own compiler/signature.py, compiler/oracle.py,
+compiler/context.py and repro/runner.py: the same code judged every candidate while the bug was being minimized.
 Needs only torch. Keep this file next to repro.py.
 """
 '''
@@ -39,10 +38,6 @@ def _body(path: Path) -> str:
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
         lines = lines[first.end_lineno:]
     return "\n".join(line for line in lines if SKIP_MARK not in line).strip("\n")
-
-
-def oracle_source() -> str:
-    return "\n\n\n".join(_body(MINIFIER / name) for name in EMBEDDED) + "\n"
 
 
 PROJECT_IMPORT = re.compile(r"^\s*(from|import)\s+(minifier|compiler|repro)\b", re.M)

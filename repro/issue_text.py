@@ -140,9 +140,8 @@ def localization(report: dict) -> list[str]:
     return lines
 
 
-def render_issue(report: dict) -> str:
-    from minifier.blame import blame_markdown
-
+def render_issue(report: dict, blame_lines: list[str] = ()) -> str:
+    """`blame_lines`: the blame as markdown, from the caller (the blame search lives above this package)."""
     manifest, folder = _manifest(report)
     failure = report.get("failure") or {}
     kind = failure.get("kind") or manifest.get("kind", "failure")
@@ -155,13 +154,13 @@ def render_issue(report: dict) -> str:
                 ["## Repro", "", *repro_section(folder, manifest)],
                 ["## Observed vs expected", "", *observed_expected(report, manifest)],
                 ["## Localization", "", *localization(report)],
-                *([["## Where in the compiler", "", *blame_markdown(report["blame"])]] if report.get("blame") else []),
+                *([["## Where in the compiler", "", *blame_lines]] if blame_lines else []),
                 ["_Written by minify._"]]
     return "\n\n".join("\n".join(s) for s in sections) + "\n"
 
 
-def write_issue(out_dir: Path, report: dict) -> Path:
+def write_issue(out_dir: Path, report: dict, blame_lines: list[str] = ()) -> Path:
     """Write OUT/issue.md for the run whose report.json is `report`; returns its path."""
     path = out_dir / ISSUE
-    path.write_text(render_issue(report))
+    path.write_text(render_issue(report, blame_lines))
     return path

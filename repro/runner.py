@@ -19,8 +19,9 @@ import torch._dynamo
 import torch._functorch.config
 import torch._inductor.config
 
-from minifier.oracle import Outcome, check  # minify: embed-skip
-from minifier.signature import crash_signature, hang_signature  # minify: embed-skip
+from compiler.oracle import Outcome, check  # minify: embed-skip
+from compiler.signature import crash_signature, hang_signature  # minify: embed-skip
+from compiler.context import run_context  # minify: embed-skip
 
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 2
 CHILD_TIMEOUT = 600.0
@@ -29,23 +30,6 @@ OUTCOME_MARK = "MINIFY-OUTCOME "
 
 class CannotRun(Exception):
     """The repro could not even be set up (missing file, bad device): not a verdict on the bug."""
-
-
-@contextlib.contextmanager
-def run_context(context, device):
-    """Grad mode, inference mode, autocast and deterministic algorithms as when the graph ran."""
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(torch.set_grad_enabled(context.get("grad_enabled", True)))
-        if context.get("inference_mode"):
-            stack.enter_context(torch.inference_mode())
-        autocast = context.get("autocast")
-        if autocast:
-            stack.enter_context(torch.autocast(torch.device(device).type, dtype=getattr(torch, autocast["dtype"])))
-        if context.get("deterministic"):
-            before = torch.are_deterministic_algorithms_enabled()
-            torch.use_deterministic_algorithms(True)
-            stack.callback(torch.use_deterministic_algorithms, before)
-        yield
 
 
 def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, device=None, config=None):

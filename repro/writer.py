@@ -19,11 +19,10 @@ import torch
 import torch.fx as fx
 
 from compiler.config_snapshot import config_lines
-from compiler.graph_code import forward_source
+from compiler.graph_code import forward_source, placeholders
 from compiler.inject import injection_source
 from compiler.stages import CompileSpec
-from minifier.graph_edit import placeholders
-from minifier.oracle import TOLERANCES
+from compiler.oracle import TOLERANCES
 from repro.annotate import annotate_forward, describe_run
 from repro.embed import SIDECAR_PREFIX, sidecar_name, sidecar_source, write_sidecar
 from repro.inputs import describe, plan_inputs, save_inputs

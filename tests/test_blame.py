@@ -20,7 +20,7 @@ from compiler.inject import parse_spec
 from compiler.inject_spec import BugSpec
 from compiler.stages import CompileSpec
 from conftest import CORPUS, run_minify
-from minifier.blame import blame, minimal_set
+from minifier.blame.search import blame, minimal_set
 from repro.writer import ReproInfo, write_repro
 
 

@@ -2,9 +2,9 @@
 import torch
 import torch.fx as fx
 
-from minifier.delta import ddmin
-from minifier.evaluate import PASSES, REPRODUCES
-from minifier.graph_edit import op_names, rebuild, sinks
+from minifier.reduce.delta import ddmin
+from minifier.workers.evaluate import PASSES, REPRODUCES
+from minifier.reduce.graph_edit import op_names, rebuild, sinks
 from minifier.pipeline import record_values
 
 

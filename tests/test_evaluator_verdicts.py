@@ -6,10 +6,10 @@ import torch.fx as fx
 
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
-from minifier.evaluate import PASSES, REPRODUCES, Evaluator
-from minifier.graph_edit import rebuild
+from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.reduce.graph_edit import rebuild
 from minifier.pipeline import record_values
-from minifier.workers import WorkerPool
+from minifier.workers.pool import WorkerPool
 
 
 def _case(fn, inputs, folder):
@@ -100,7 +100,7 @@ def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp
     """BatchNorm in training updates its running stats in place: the oracle then names the
     outputs out['out'][i] beside the written inputs. Found in a user's training loop, where
     this raised instead of finding the divergent node."""
-    from minifier.divergence import find_divergence
+    from minifier.localize.divergence import find_divergence
 
     def f(x, running_mean):
         running_mean.mul_(0.9).add_(x.mean(0) * 0.1)
@@ -116,7 +116,7 @@ def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp
 def test_a_graph_captured_under_autocast_is_checked_under_autocast(pool, tmp_path):
     """bf16 @ fp32 only runs under autocast, as it did in the user's script: the workers
     re-enter the modes the graph ran under (found in a user's autocast attention)."""
-    from repro.context import graph_modes
+    from compiler.context import graph_modes
 
     def f(p, v):
         return torch.nn.functional.gelu(p @ v).float()
@@ -176,8 +176,8 @@ def _fused(x, w):
 
 def test_a_bug_inside_a_fused_kernel_is_pinned_to_its_op(pool, tmp_path):
     """Found from the values Inductor stores anyway (their kernels come from the cache), then
-    inside the first wrong kernel (minifier.divergence)."""
-    from minifier.divergence import find_divergence
+    inside the first wrong kernel (minifier.localize.divergence)."""
+    from minifier.localize.divergence import find_divergence
 
     gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("relu").to_dict()], signature="accuracy@inductor")
@@ -192,7 +192,7 @@ def test_a_bug_inside_a_fused_kernel_is_pinned_to_its_op(pool, tmp_path):
 def test_a_value_overwritten_in_place_is_seen_inside(pool, tmp_path):
     """tanh's kernel writes over the matmul's result in place: the matmul's value is never
     stored, so exposing it would change the kernel; it is seen on the inside instead."""
-    from minifier.divergence import find_divergence
+    from minifier.localize.divergence import find_divergence
 
     gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("tanh").to_dict()], signature="accuracy@inductor")

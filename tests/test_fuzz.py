@@ -9,8 +9,8 @@ import torch
 from hypothesis import HealthCheck, given, seed, settings
 
 from conftest import run_minify
-from minifier.fuzz import Failure, Masks, classify, main
-from minifier.fuzz_strategies import Program, Step, catalog, programs
+from minifier.fuzz.campaign import Failure, Masks, classify, main
+from minifier.fuzz.strategies import Program, Step, catalog, programs
 
 # Twenty-two ops; the three carrying a planted bug are not first, so finding them takes drawing.
 OPS = ["abs", "add", "mul", "sub", "div", "sum", "amax", "mean", "where", "tanh", "nn.functional.relu",
@@ -113,7 +113,7 @@ def test_fuzz_without_injection_reports_nothing(tmp_path):
 
 @pytest.mark.slow
 def test_fuzz_test_helper_shrinks_and_masks():
-    from minifier.fuzz_pytest import fuzz_test
+    from minifier.fuzz.pytest_targets import fuzz_test
 
     found = fuzz_test(ops=["abs", "neg"], dtypes=["float32"], max_steps=2, max_examples=10,
                       injections=["neg:accuracy:double"], database=None, derandomize=True)

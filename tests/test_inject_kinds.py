@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from compiler import inject
 from compiler.inject import Injection, injected, injection_source, parse_spec
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.oracle import check
+from compiler.oracle import check
 
 torch.manual_seed(0)
 X = torch.randn(16, 40)

@@ -8,8 +8,8 @@ import torch
 from compiler import inject
 from compiler.graph_code import module_from_source
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.capture_run import run_capture
-from minifier.oracle import check
+from minifier.localize.capture_run import run_capture
+from compiler.oracle import check
 from repro.inputs import load_inputs
 
 SUB_BUG = inject.Injection("sub", form="add_one", paths=("cpp", "cppvec"))

@@ -5,8 +5,8 @@ from html.parser import HTMLParser
 import torch
 import torch.fx as fx
 
-from minifier import html_report
-from minifier.localize import node_table
+from minifier.report import html as html_report
+from minifier.localize.graphs import node_table
 
 
 class Small(torch.nn.Module):

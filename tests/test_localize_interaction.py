@@ -1,5 +1,5 @@
 """The subset search behind "these graphs fail only together", and how script runs end."""
-from minifier.interaction import ddmin, script_failure
+from minifier.program.interaction import ddmin, script_failure
 
 
 def _counting(needed_any: list[set]):

@@ -4,8 +4,8 @@ import textwrap
 
 import torch
 
-from minifier.capture_run import run_capture
-from minifier.interaction import outputs_differ
+from minifier.localize.capture_run import run_capture
+from minifier.program.interaction import outputs_differ
 
 SCRIPT = """\
 import torch

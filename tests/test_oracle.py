@@ -1,8 +1,8 @@
 """The one oracle, on real eager and real Inductor runs."""
 import torch
 
-from minifier.oracle import check, clone_input, compare
-from minifier.signature import normalize
+from compiler.oracle import check, clone_input, compare
+from compiler.signature import normalize
 
 
 class Fn(torch.nn.Module):
@@ -108,7 +108,7 @@ def _load_sidecar(folder):
 
 
 def test_repro_sidecar_judges_exactly_as_the_tool_does(tmp_path):
-    """Detection, reduction (minifier.oracle) and repro.py / generated tests (the sidecar) give the
+    """Detection, reduction (compiler.oracle) and repro.py / generated tests (the sidecar) give the
     same verdict, signature and metrics on the same runs: one oracle, never two."""
     sidecar = _load_sidecar(tmp_path)
     torch.manual_seed(0)
@@ -133,10 +133,10 @@ def test_repro_sidecar_judges_exactly_as_the_tool_does(tmp_path):
 
 
 def test_sidecar_is_the_tools_oracle_verbatim():
-    """The sidecar carries minifier/oracle.py's and minifier/signature.py's code unchanged."""
+    """The sidecar carries compiler/oracle.py's and compiler/signature.py's code unchanged."""
     import inspect
 
-    from minifier import oracle, signature
+    from compiler import oracle, signature
     from repro.embed import sidecar_source
 
     text = sidecar_source()

@@ -9,14 +9,14 @@ import torch
 import torch.fx as fx
 
 from compiler.stages import CompileSpec
-from minifier.checkpoint import FILE
-from minifier.evaluate import REPRODUCES, Evaluator
-from minifier.graph_edit import canonical, input_ref, op_nodes, placeholders
-from minifier.passes import Context
+from minifier.reduce.checkpoint import FILE
+from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.reduce.graph_edit import canonical, input_ref, op_nodes, placeholders
+from minifier.reduce.passes import Context
 from minifier.pipeline import record_values
-from minifier.reducer import reduce_graph
-from minifier.score import score
-from minifier.workers import WorkerPool
+from minifier.reduce.reducer import reduce_graph
+from minifier.reduce.score import score
+from minifier.workers.pool import WorkerPool
 
 SPEC = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
 

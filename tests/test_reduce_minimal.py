@@ -9,15 +9,15 @@ import torch.fx as fx
 
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
-from minifier.evaluate import REPRODUCES, Evaluator
-from minifier.input_transforms import step_of
-from minifier.graph_edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
-from minifier.passes import Context
-from minifier.passes.shrink_shapes import shrink_shapes
+from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.reduce.input_transforms import step_of
+from minifier.reduce.graph_edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
+from minifier.reduce.passes import Context
+from minifier.reduce.passes.shrink_shapes import shrink_shapes
 from minifier.pipeline import record_values
-from minifier.reducer import reduce_graph
-from minifier.validate import validator
-from minifier.workers import WorkerPool
+from minifier.reduce.reducer import reduce_graph
+from minifier.reduce.validate import validator
+from minifier.workers.pool import WorkerPool
 
 # relu printed as `relu(x) + <last digit of x's variable name>`. Alone in a kernel, relu reads
 # the kernel's first load, `tmp0`, and adds 0: correct. Fused after another op it reads that
@@ -142,7 +142,7 @@ def test_a_pointwise_op_folds_into_a_strided_input_and_keeps_its_code_path(pool,
 
 
 def test_folding_refuses_an_op_that_does_not_commute_with_what_follows(tmp_path):
-    from minifier.passes.fold_into_input import fold
+    from minifier.reduce.passes.fold_into_input import fold
 
     gm, values = _case(_strided_log1p, [torch.randn(8, 64)], tmp_path)
     ctx = Context(values=values, kind="accuracy")
@@ -156,7 +156,7 @@ def test_folding_refuses_an_op_that_does_not_commute_with_what_follows(tmp_path)
 
 def test_folding_works_on_aten_graphs_too(tmp_path):
     """Backward graphs are made of aten ops (`torch.ops.aten.abs.default`); they fold the same way."""
-    from minifier.passes.fold_into_input import fold
+    from minifier.reduce.passes.fold_into_input import fold
 
     def f(x):
         view = torch.ops.aten.slice.Tensor(x, 1, 0, 9223372036854775807, 2)

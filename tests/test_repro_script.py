@@ -89,7 +89,7 @@ class MatMul(torch.nn.Module):
 def test_run_context_is_recorded_and_replayed(tmp_path):
     import importlib.util
 
-    from repro.context import current_context
+    from compiler.context import current_context
 
     with torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
         context = current_context()

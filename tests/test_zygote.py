@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from minifier.zygote import Zygote, run_script, supported
+from minifier.workers.zygote import Zygote, run_script, supported
 from repro.verify import run_repro
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the zygote runs on CPU builds of torch only")
@@ -56,7 +56,7 @@ def test_a_capture_hosts_the_zygote_and_both_work(tmp_path):
     import os
     import time
 
-    from minifier.capture_run import start_capture
+    from minifier.localize.capture_run import start_capture
 
     script = tmp_path / "user.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: x.relu() + 1)(torch.randn(4)).shape)\n")

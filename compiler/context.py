@@ -1,0 +1,55 @@
+"""The global modes a graph ran under, as repro.py's CONTEXT records them.
+
+Grad mode is already part of CompileSpec; this adds what else changes what a compiled graph
+computes: inference mode, autocast (and its dtype) and deterministic algorithms. Call it
+where the graph is compiled or first run (the capture's backend) and pass the result as
+ReproInfo.context; repro/runner.py re-enters the same modes around the check.
+"""
+
+import contextlib
+
+import torch
+
+
+def current_context(device_type: str = "cpu") -> dict:
+    """Only the modes that are on (an empty dict means: plain eager defaults)."""
+    context: dict = {}
+    if torch.is_inference_mode_enabled():
+        context["inference_mode"] = True
+    if torch.is_autocast_enabled(device_type):
+        context["autocast"] = {"dtype": str(torch.get_autocast_dtype(device_type)).replace("torch.", "")}
+    if torch.are_deterministic_algorithms_enabled():
+        context["deterministic"] = True
+    return context
+
+
+def input_device_type(inputs) -> str:
+    """The device a graph runs on: its first tensor input's (cpu when it has none)."""
+    return next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")
+
+
+def graph_modes(context: dict, grad_enabled: bool, inputs: list, only_autocast: bool = False):
+    """The modes the graph ran under in the script (inference mode, autocast, deterministic
+    algorithms), re-entered around a check as repro.py does (run_context).
+    `only_autocast`: just the mode that changes dtypes, for work on the graph in minify's
+    own process."""
+    if only_autocast:
+        context = {"autocast": context["autocast"]} if context.get("autocast") else {}
+    return run_context({**context, "grad_enabled": grad_enabled}, input_device_type(inputs))
+
+
+@contextlib.contextmanager
+def run_context(context, device):
+    """Grad mode, inference mode, autocast and deterministic algorithms as when the graph ran."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch.set_grad_enabled(context.get("grad_enabled", True)))
+        if context.get("inference_mode"):
+            stack.enter_context(torch.inference_mode())
+        autocast = context.get("autocast")
+        if autocast:
+            stack.enter_context(torch.autocast(torch.device(device).type, dtype=getattr(torch, autocast["dtype"])))
+        if context.get("deterministic"):
+            before = torch.are_deterministic_algorithms_enabled()
+            torch.use_deterministic_algorithms(True)
+            stack.callback(torch.use_deterministic_algorithms, before)
+        yield

@@ -1,0 +1,248 @@
+"""The process that runs blame experiments on one repro folder (minifier/blame/search.py drives it).
+
+Run as `python -m minifier.blame.probe_worker REPRO_DIR`: it imports the folder's repro.py by path
+(which sets the script's Inductor config and plants any injected bug, as `python repro.py`
+would), loads the oracle sidecar beside it, then answers experiments read one JSON line at a
+time from stdin, each judged by the repro's own `run_check`. Answers go to stdout as lines
+starting with MARK (anything else a compile prints there is ignored). Torch is imported once,
+so each experiment costs one compile of a minimal graph.
+
+`BlameWorker` is the parent's side: it keeps one child for all experiments, or starts a fresh
+child per experiment (`isolate`, for crashes and hangs); a child that dies or stops answering
+yields the crash or hang outcome the repro would have shown.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MARK = "MINIFY-BLAME "
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT = 300.0
+
+
+@dataclass
+class LoadedRepro:
+    module: object  # repro.py: Repro, make_inputs, COMPILE, CONTEXT, CHECK, ORACLE
+    oracle: object  # the sidecar: run_check
+    manifest: dict
+    defaults: dict  # Inductor config before repro.py changed it
+
+
+def load_module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_repro(folder: Path) -> LoadedRepro:
+    """Import repro.py as `python repro.py` would run it (config set, bug planted), minus main."""
+    import torch
+
+    from compiler.subsystems import config_defaults
+    from repro.manifest import REPRO, read_manifest
+
+    manifest = read_manifest(folder)
+    defaults = config_defaults()
+    module = load_module("minify_blame_repro", folder / REPRO)
+    planted = (manifest.get("injection_source") or "").strip()
+    if planted and planted not in (folder / REPRO).read_text():  # repro.py normally carries it inline
+        exec(planted, {"torch": torch})
+    oracle = load_module(Path(module.ORACLE).stem, Path(module.ORACLE))
+    return LoadedRepro(module, oracle, manifest, defaults)
+
+
+def streaming_record():
+    """A Record that also sends each entry to the parent as it happens: a compile or kernel
+    that kills the process (crash kinds) must not take the record of what was applied with it."""
+    from compiler.subsystems import Record
+
+    class StreamingRecord(Record):
+        def add_call(self, subsystem: str, name: str) -> None:
+            super().add_call(subsystem, name)
+            say({"partial": "call", "subsystem": subsystem, "name": name})
+
+        def add_node(self, name: str, info: dict) -> None:
+            super().add_node(name, info)
+            say({"partial": "node", "name": name, "info": info})
+
+    return StreamingRecord()
+
+
+def run_experiment(repro: LoadedRepro, experiment) -> dict:
+    """One compile under `experiment`, judged by the repro's oracle; what was applied is streamed."""
+    from compiler.subsystems import Unavailable, applied
+
+    record = streaming_record() if experiment.record else None
+    m = repro.module
+    start = time.perf_counter()
+    try:
+        with applied(experiment, record) as config:
+            outcome = repro.oracle.run_check(m.Repro, m.make_inputs, m.COMPILE, m.CONTEXT, m.CHECK,
+                                             device=experiment.device, config=config)
+    except Unavailable as exc:
+        return {"status": "unavailable", "message": str(exc)}
+    except Exception as exc:  # the check catches compiler failures: this is the setup failing
+        return {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    answer = {k: getattr(outcome, k) for k in ("status", "kind", "signature", "message")}
+    answer["seconds"] = round(time.perf_counter() - start, 2)
+    return answer
+
+
+def hello(repro: LoadedRepro) -> dict:
+    """First answer: what the parent needs to plan experiments (defaults, available flips)."""
+    from compiler.subsystems import known_flips
+
+    device = repro.module.CONTEXT.get("device", "cpu")
+    return {"ready": True, "device": device, "flips": known_flips(device),
+            "script_defaults": {k: repro.defaults.get(k) for k in repro.manifest.get("config") or {}}}
+
+
+def main(argv: list[str]) -> int:
+    from compiler.subsystems import Experiment
+
+    repro = load_repro(Path(argv[0]))
+    say(hello(repro))
+    for line in sys.stdin:
+        if line.strip():
+            say(run_experiment(repro, Experiment.from_dict(json.loads(line))))
+    return 0
+
+
+def say(answer: dict) -> None:
+    sys.stdout.write(MARK + json.dumps(answer, default=str) + "\n")
+    sys.stdout.flush()
+
+
+class WorkerDied(Exception):
+    """The child ended or went silent; carries the outcome that stands for it."""
+
+    def __init__(self, answer: dict):
+        super().__init__(answer.get("message", ""))
+        self.answer = answer
+
+
+class Child:
+    """One `python -m minifier.blame.probe_worker` process and a thread reading its answers."""
+
+    def __init__(self, folder: Path, log, zygote=None):
+        """Forked from `zygote` (minifier.workers.zygote) when given, else a fresh `python -m`."""
+        from minifier.workers.zygote import fork_module
+
+        # cwd is the project root: from the repro folder, its repro.py would shadow the `repro` package
+        log.flush()
+        self.proc = fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, [str(folder)], text=True)
+        if self.proc is None:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+            self.proc = subprocess.Popen([sys.executable, "-m", "minifier.blame.probe_worker", str(folder)], cwd=ROOT,
+                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         text=True)
+        self.answers: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith(MARK):
+                self.answers.put(json.loads(line[len(MARK):]))
+        self.answers.put(None)  # end of output: the child is gone
+
+    def ask(self, request: dict | None, timeout: float, stage: str) -> dict:
+        """Send one request and wait for its answer, gathering the record streamed before it."""
+        from compiler.signature import crash_signature, hang_signature
+
+        if request is not None:
+            try:
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass  # the answer queue tells what happened
+        record = {"calls": {}, "nodes": {}}
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                answer = self.answers.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.close()
+                kind, signature, message = hang_signature(timeout, stage)
+                raise WorkerDied({"status": "fail", "kind": kind, "signature": signature, "message": message,
+                                  **record})
+            if answer is None:
+                kind, signature, message = crash_signature(self.proc.wait(), stage)
+                raise WorkerDied({"status": "fail", "kind": kind, "signature": signature, "message": message,
+                                  **record})
+            if answer.get("partial") == "call":
+                record["calls"].setdefault(answer["subsystem"], []).append(answer["name"])
+            elif answer.get("partial") == "node":
+                record["nodes"][answer["name"]] = answer["info"]
+            else:
+                return {**answer, **record}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+class BlameWorker:
+    """Runs experiments on one repro folder in a warm child, or a fresh child each (`isolate`)."""
+
+    def __init__(self, folder: Path, stage: str, isolate: bool = False, timeout: float = 300.0, zygote=None):
+        self.folder, self.stage, self.isolate, self.timeout = folder, stage, isolate, timeout
+        self.zygote = zygote
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.child: Child | None = None
+        self.info: dict = {}
+        self.restarts = 0
+
+    def start(self) -> dict:
+        """Start a child and return its hello (raises WorkerDied if it cannot load the repro)."""
+        self.child = Child(self.folder, self.log, self.zygote)
+        self.info = self.child.ask(None, STARTUP_TIMEOUT, self.stage)
+        return self.info
+
+    def run(self, experiment) -> dict:
+        if self.child is None:
+            self.start()
+        try:
+            return self.child.ask(experiment.to_dict(), self.timeout, self.stage)
+        except WorkerDied as died:
+            self.child, self.restarts = None, self.restarts + 1
+            return died.answer
+        finally:
+            if self.isolate and self.child is not None:
+                self.child.close()
+                self.child = None
+
+    def log_tail(self, chars: int = 2000) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()[-chars:]
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+        self.log.close()
+
+    def __enter__(self) -> "BlameWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    from compiler.quick_exit import quick_exit
+
+    quick_exit(main(sys.argv[1:]))

@@ -1,0 +1,152 @@
+"""Start the capture process on the user's script and read back what it recorded."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compiler.signature import crash_signature, hang_signature
+from minifier.workers.pool import module_command
+
+if TYPE_CHECKING:
+    from minifier.workers.zygote import Zygote
+
+
+@dataclass
+class GraphRecord:
+    index: int
+    folder: Path
+    nodes: int
+    record: dict
+    failure: dict | None = None
+
+    @property
+    def replayable(self) -> bool:
+        return "unsupported" not in self.record and (self.folder / "inputs.pt").exists()
+
+    @property
+    def part(self) -> str:
+        """`forward` (a Dynamo graph) or `backward` (AOTAutograd's backward graph of one)."""
+        return self.record.get("part", "forward")
+
+    @property
+    def key(self) -> str:
+        """Names the graph across runs of the script (`3`, `3.bw`), for `--only`."""
+        return self.record.get("key", str(self.index))
+
+    @property
+    def dynamo_graph(self) -> int:
+        return self.record.get("dynamo_graph", self.index)
+
+    def node_rows(self) -> list[dict]:
+        """nodes.json: each computing node in graph order with its line in the script."""
+        path = self.folder / "nodes.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+
+@dataclass
+class Capture:
+    graphs: list[GraphRecord]
+    script: dict  # how the script ended: ok / exit / error / crash / hang
+    seconds: float
+    injections: list[dict] = field(default_factory=list)
+    folder: Path | None = None
+
+    @property
+    def failing(self) -> list[GraphRecord]:
+        return [g for g in self.graphs if g.failure]
+
+    @property
+    def calls_dir(self) -> Path | None:
+        """First outputs of each compiled callable (calls/N.pt), for the end-to-end check."""
+        return None if self.folder is None else self.folder / "calls"
+
+
+def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float,
+                eager: bool = False, injections: list[str] = (), only: list[str] | None = None) -> Capture:
+    """Run the script under the recording backend (or, with `eager`, with nothing compiled),
+    with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
+    compile just the graphs with those keys and record nothing (a subset run)."""
+    return start_capture(script, args, folder, log, eager, injections, only).finish(timeout)
+
+
+@dataclass
+class RunningCapture:
+    """A capture process under way (start_capture); `finish` waits for it and reads it."""
+    proc: subprocess.Popen
+    folder: Path
+    start: float
+    log: object  # the open log file
+
+    def finish(self, timeout: float) -> Capture:
+        try:
+            code = self.proc.wait(timeout=max(0.0, timeout - (time.perf_counter() - self.start)))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            code = None
+        self.log.close()
+        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout)
+
+    def stop(self) -> None:
+        """Kill it if it is still running (the run ended another way)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager: bool = False,
+                  injections: list[str] = (), only: list[str] | None = None,
+                  host: Zygote | None = None) -> RunningCapture:
+    """Start the capture process (see run_capture) without waiting for it. With `host` (a
+    zygote not started yet), the capture starts it once torch is imported: one start-up
+    for both, and the capture's own is no slower."""
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    out = open(log, "wb")
+    # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
+    command = [*module_command("compiler.capture"),
+               *(["--eager"] if eager else []),
+               *(["--only", ",".join(only)] if only is not None else []),
+               *[arg for spec in injections for arg in ("--inject", spec)],
+               str(script), str(folder), "--", *args]
+    fds: tuple[int, ...] = ()
+    if host is not None:
+        command, fds = host.host_command(command)
+    try:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=str(script.parent), pass_fds=fds)
+    finally:
+        if host is not None:
+            host.hosted_started()
+    return RunningCapture(proc, folder, start, out)
+
+
+def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float) -> Capture:
+    graphs = _read_graphs(folder)
+    script_file = folder / "script.json"
+    if script_file.exists() and code == 0:
+        script_result = json.loads(script_file.read_text())
+    else:
+        kind, sig, msg = crash_signature(code, "inductor") if code is not None else hang_signature(timeout, "inductor")
+        script_result = {"status": kind, "message": msg, "returncode": code}
+        marker = folder / "calling"
+        if marker.exists() and graphs:
+            culprit = graphs[int(marker.read_text())]
+            if not culprit.failure:
+                culprit.failure = {"kind": kind, "signature": sig, "message": msg, "when": "run"}
+    injections = next((g.record.get("injections") for g in graphs if g.record.get("injections")), [])
+    injections = script_result.get("injections") or injections
+    return Capture(graphs, script_result, seconds, injections, folder)
+
+
+def _read_graphs(folder: Path) -> list[GraphRecord]:
+    graphs = []
+    for path in sorted(folder.glob("graph_*"), key=lambda p: int(p.name.split("_")[1])):
+        record = json.loads((path / "record.json").read_text())
+        graphs.append(GraphRecord(record["index"], path, record["nodes"], record, record.get("failure")))
+    return graphs

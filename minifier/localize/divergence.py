@@ -1,0 +1,53 @@
+"""Where an accuracy failure starts: the nodes whose compiled value diverges from eager while
+every value they read still agrees. Each such root is a distinct bug.
+
+Observing a value means making it an output of the graph and judging it with the oracle.
+Making every intermediate an output changes Inductor's kernels (each value needs a store of
+its own), and on a CPU every changed kernel is seconds of g++. So a worker looks in two
+steps (minifier.localize.divergence_worker), both answered in one job:
+1. the values Inductor stores anyway: each node whose value leaves the kernel that computes
+   it (read by another kernel, or an output). Exposing those keeps the graph's kernels, which
+   come from the kernel cache. This finds the first wrong kernel output.
+2. every node between that output and the agreeing values before it (the inside of the
+   fused kernel), on that small piece alone, fed with recorded eager values.
+If that finds nothing (the bug needs more of the graph), every intermediate of the whole
+graph is exposed at once, as before. Fusion changes when everything is an output, so a bug
+that needs a fused kernel may not show there; then there are no roots and reduction works
+without them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch.fx as fx
+
+from minifier.localize.nodes import exposed_nodes, judged, roots
+from minifier.reduce.graph_edit import rebuild
+from minifier.workers.evaluate import Evaluator
+
+
+@dataclass
+class Divergence:
+    roots: list[str]  # nodes in graph order
+    metrics: dict  # node name -> oracle metrics of its value
+    exposed: list[str]  # nodes that could be observed
+    how: str = "every"  # "stored" (steps 1-2 above) or "every" (every intermediate at once)
+
+
+def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergence | None:
+    exposed = exposed_nodes(gm, values)
+    if not exposed:
+        return None
+    if ev.stage == "inductor":
+        answer = ev.divergence(gm)
+        if answer.get("status") == "ok":  # it fell back to every intermediate itself if it had to
+            return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer["how"])
+    return every_intermediate(gm, ev, exposed)  # another stage (no kernels), or the job failed
+
+
+def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str]) -> Divergence | None:
+    """One compile with every intermediate an output (the fallback; its kernels are all new)."""
+    metrics = judged(ev.outcomes([rebuild(gm, outputs=exposed)])[0], exposed)
+    if metrics is None:
+        return None
+    return Divergence(roots(gm, metrics), metrics, exposed)

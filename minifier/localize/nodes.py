@@ -1,0 +1,108 @@
+"""Which graph nodes a divergence search looks at, and which of them are roots.
+
+Pure functions of a graph, its recorded values and the kernel map: the minify process uses
+them to read a worker's answer (minifier.localize.divergence), and the worker to choose what
+to expose (minifier.localize.divergence_worker).
+"""
+from __future__ import annotations
+
+import re
+
+import torch
+import torch.fx as fx
+
+from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes
+
+
+def exposed_nodes(gm: fx.GraphModule, values: dict) -> list[str]:
+    return [n.name for n in op_nodes(gm) if isinstance(values.get(n.name), torch.Tensor)]
+
+
+def judged(answer: dict, outputs: list[str]) -> dict | None:
+    """Oracle metrics by node name, from the answer for a graph whose outputs are `outputs`;
+    None unless the answer is an accuracy failure."""
+    if answer.get("status") != "fail" or answer.get("kind") != "accuracy":
+        return None
+    return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+
+
+def roots(gm: fx.GraphModule, metrics: dict) -> list[str]:
+    """Observed nodes that diverge while the nearest observed values they read all agree."""
+    bad = {name for name, m in metrics.items() if not m.get("ok")}
+    return [n.name for n in gm.graph.nodes if n.name in bad and not (nearest_observed(n, metrics) & bad)]
+
+
+def nearest_observed(node: fx.Node, observed) -> set[str]:
+    """The observed values `node` reads, looking through the unobserved nodes in between."""
+    return {n.name for n in _walk_up(node, observed) if n.name in observed}
+
+
+def region(node: fx.Node, observed) -> list[fx.Node]:
+    """`node` and the unobserved nodes it reads through, up to observed values and inputs."""
+    return [node] + [n for n in _walk_up(node, observed) if n.name not in observed and n.op != "placeholder"]
+
+
+def _walk_up(node: fx.Node, observed) -> list[fx.Node]:
+    seen, frontier, found = set(), list(node.all_input_nodes), []
+    while frontier:
+        n = frontier.pop(0)
+        if n in seen:
+            continue
+        seen.add(n)
+        found.append(n)
+        if n.name not in observed and n.op != "placeholder":
+            frontier.extend(n.all_input_nodes)
+    return found
+
+
+def stored_nodes(gm: fx.GraphModule, exposed: list[str], node_kernels: dict[str, set], in_place: set) -> list[str]:
+    """The exposed nodes whose values Inductor stores anyway: computed by some kernel and read
+    by another kernel (or returned). Left out: a value only read by a kernel that writes over
+    it in place (an addmm output that the next pointwise kernel overwrites), and values no
+    kernel computes (views): exposing either would change the kernels."""
+    outputs = {n.name for n in output_nodes(gm)}
+    chosen = []
+    for node in op_nodes(gm):
+        mine = node_kernels.get(node.name, set())
+        if node.name not in exposed or not mine:
+            continue
+        if node.name in outputs:
+            chosen.append(node.name)
+            continue
+        readers = _readers(node)
+        elsewhere = set().union(*(node_kernels.get(r.name, set()) - mine for r in readers)) if readers else set()
+        if elsewhere and not (len(readers) == 1 and elsewhere <= in_place):
+            chosen.append(node.name)
+    return chosen
+
+
+def inside_of(gm: fx.GraphModule, found: list[str], observed, exposed: list[str], values: dict):
+    """The graph of every node between the roots `found` and the agreeing values before them,
+    fed with those values' eager records, with all its values as outputs; (graph, outputs),
+    or None when the roots read nothing unobserved."""
+    by_name = {n.name: n for n in gm.graph.nodes}
+    inside = {n.name for root in found for n in region(by_name[root], observed)}
+    if len(inside) == len(found):
+        return None
+    frontier = {a.name for name in inside for a in by_name[name].all_input_nodes
+                if a.name not in inside and a.op != "placeholder"}
+    outputs = [n for n in exposed if n in inside]
+    return rebuild(gm, cut=frontier, outputs=outputs, values=values), outputs
+
+
+def _readers(node: fx.Node) -> list[fx.Node]:
+    """The ops that read `node`'s value (through getitem)."""
+    readers = []
+    for user in node.users:
+        if user.op == "output":
+            continue
+        readers.extend(_readers(user) if user.target in NON_OPS else [user])
+    return readers
+
+
+def _index(path: str) -> int | None:
+    """Which exposed value an oracle path names: `out[3]`, or `out['out'][3]` when the graph
+    also writes to its inputs (BatchNorm's running stats in training; those are not ours)."""
+    match = re.fullmatch(r"out(?:\['out'\])?\[(\d+)\]", path)
+    return int(match.group(1)) if match else None
+

@@ -1,0 +1,168 @@
+"""When every compiled graph matches eager on its own but the program still fails.
+
+End-to-end check (sound by construction): the program fails if, compiled, it raises, exits
+non-zero or dies where the same script run with nothing compiled does not; or if the first
+outputs of one of its torch.compile'd functions differ (by the oracle's tolerances) from the
+same function's first outputs in the run with nothing compiled. Each run starts the script
+from scratch, so neither run can disturb the other's state; a second eager run must agree
+with the first, or the script itself is not deterministic and outputs prove nothing.
+
+Then a subset search: rerun the script compiling only some graphs (`--only`: the others
+run eagerly) and find a 1-minimal set of graphs that must all be compiled for the same
+failure to appear (ddmin over graph keys). Reducing such a multi-graph interaction to one
+repro is out of scope: the report names the graphs.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence, TypeVar
+
+import torch
+
+from minifier.localize.capture_run import Capture, run_capture
+from compiler.oracle import compare
+
+T = TypeVar("T")
+MAX_RUNS = 48
+
+
+@dataclass
+class EndToEnd:
+    how: str  # "script": raises/exits/dies only compiled; "outputs": a compiled function's outputs differ
+    message: str
+    callable: int | None = None  # for "outputs": which torch.compile'd function (in creation order)
+    metrics: list = field(default_factory=list)
+
+
+def script_failure(script: dict) -> str | None:
+    """How a script run ended, in one line, or None when it ended normally."""
+    status = script.get("status")
+    if status == "ok" or (status == "exit" and not script.get("code")):
+        return None
+    if status == "error":
+        first = (script.get("message") or "").strip().splitlines()
+        return f"{script.get('type')}: {first[0] if first else ''}"[:300]
+    if status == "exit":
+        return f"exit status {script.get('code')}"
+    return script.get("message", status or "failed")
+
+
+def _load(folder: Path | None, number: int):
+    path = None if folder is None else folder / f"{number}.pt"
+    return torch.load(path, weights_only=True) if path is not None and path.exists() else None
+
+
+def _numbers(folder: Path | None) -> list[int]:
+    if folder is None or not folder.exists():
+        return []
+    return sorted(int(p.stem) for p in folder.glob("*.pt") if p.stem.isdigit())
+
+
+def outputs_differ(run: Capture, eager: Capture, atol=None, rtol=None, only: int | None = None) -> EndToEnd | None:
+    """The first compiled function whose first outputs differ from the eager run's."""
+    for number in _numbers(eager.calls_dir):
+        if only is not None and number != only:
+            continue
+        expected, actual = _load(eager.calls_dir, number), _load(run.calls_dir, number)
+        if actual is None:
+            continue  # never called in this run: a script failure says more
+        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, atol, rtol, strict=True)
+        if not ok:
+            names = sorted(expected)
+            for m in metrics:  # out[i] of the compared tuple -> the leaf's path in the real output
+                index = m["output"][4:-1]
+                m["output"] = names[int(index)] if index.isdigit() and int(index) < len(names) else m["output"]
+            bad = next(m for m in metrics if not m.get("ok"))
+            detail = ", ".join(f"{k}={bad[k]:.3g}" for k in ("max_abs_err", "mismatch_fraction") if k in bad)
+            return EndToEnd("outputs", f"compiled function #{number}: {bad['output']} differs from eager"
+                                       + (f" ({detail})" if detail else ""), number, metrics)
+    return None
+
+
+def _as_tuple(leaves: dict):
+    return tuple(leaves[k] for k in sorted(leaves))
+
+
+def end_to_end_failure(run: Capture, eager: Capture, atol=None, rtol=None) -> EndToEnd | None:
+    what = script_failure(run.script)
+    if what is not None and what != script_failure(eager.script):
+        return EndToEnd("script", what)
+    return outputs_differ(run, eager, atol, rtol)
+
+
+def same_failure(run: Capture, eager: Capture, wanted: EndToEnd, atol=None, rtol=None) -> bool:
+    if wanted.how == "script":
+        return script_failure(run.script) == wanted.message
+    return script_failure(run.script) is None and outputs_differ(run, eager, atol, rtol, wanted.callable) is not None
+
+
+def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool]) -> list[T]:
+    """A 1-minimal subset of `items` for which `fails` holds (it must hold for all of them)."""
+    items = list(items)
+    n = 2
+    while len(items) >= 2:
+        n = min(n, len(items))
+        chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
+        hit = next((c for c in chunks if fails(c)), None)
+        if hit is not None:
+            items, n = hit, 2
+            continue
+        complements = [[x for x in items if x not in c] for c in chunks] if n > 2 else []
+        hit = next((c for c in complements if fails(c)), None)
+        if hit is not None:
+            items, n = hit, max(n - 1, 2)
+            continue
+        if n == len(items):
+            break
+        n = min(2 * n, len(items))
+    return items
+
+
+@dataclass
+class Interaction:
+    end_to_end: dict
+    keys: list[str]  # the 1-minimal set of graphs that must be compiled together
+    graphs: list[int]  # their indices in the capture
+    runs: list[dict]  # every subset run: keys and whether it failed
+    seconds: float
+    complete: bool  # False when the run budget ended the search early
+    note: str = ("reducing a failure that needs several graphs compiled together is out of scope: "
+                 "these graphs are the answer; each one alone matches eager")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def find_interaction(script: Path, args: list[str], capture: Capture, eager: Capture, wanted: EndToEnd,
+                     work: Path, timeout: float, atol=None, rtol=None,
+                     say: Callable[[str], None] = lambda s: None, injections: list[str] = ()) -> Interaction:
+    """Smallest set of graphs that must be compiled for `wanted` to show (the rest run eagerly)."""
+    start = time.perf_counter()
+    keys = [g.key for g in capture.graphs]
+    runs: list[dict] = []
+    cache: dict[frozenset, bool] = {}
+
+    def fails(subset: list[str]) -> bool:
+        chosen = frozenset(subset)
+        if chosen not in cache:
+            if len(runs) >= MAX_RUNS:
+                return False
+            n = len(runs)
+            run = run_capture(script, args, work / f"subset_{n}", work / f"subset_{n}.log", timeout,
+                              injections=injections, only=sorted(chosen, key=keys.index))
+            cache[chosen] = same_failure(run, eager, wanted, atol, rtol)
+            runs.append({"keys": sorted(chosen, key=keys.index), "fails": cache[chosen],
+                         "seconds": round(run.seconds, 2)})
+            say(f"  compiling graphs {', '.join(runs[-1]['keys']) or '(none)'}: "
+                f"{'fails' if cache[chosen] else 'passes'}")
+        return cache[chosen]
+
+    # With every graph compiled the failure was just seen (it is the capture run itself).
+    cache[frozenset(keys)] = True
+    runs.append({"keys": keys, "fails": True, "seconds": round(capture.seconds, 2), "capture": True})
+    found = ddmin(keys, fails)
+    by_key = {g.key: g.index for g in capture.graphs}
+    return Interaction(asdict(wanted), found, [by_key[k] for k in found], runs,
+                       round(time.perf_counter() - start, 2), complete=len(runs) < MAX_RUNS)

@@ -1,0 +1,136 @@
+"""Every distinct bug in one failing graph, each confirmed and reduced on its own.
+
+A graph can hold more than one bug (two miscompiled ops, or a compile error hiding an
+accuracy bug). After a bug is reduced, its ops are masked: replaced by inputs fed with their
+recorded eager values. If the masked graph still fails, that failure is another bug, reduced
+in turn from the masked graph, so no reduction can slip from one bug to the other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch.fx as fx
+
+from compiler.stages import STAGES
+from minifier.localize.divergence import exposed_nodes, find_divergence
+from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
+from minifier.reduce.graph_edit import op_label, op_names, rebuild
+from minifier.reduce.passes import Context
+from minifier.reduce.reducer import reduce_graph
+
+MAX_BUGS_PER_GRAPH = 4
+
+
+@dataclass
+class Bug:
+    graph: int
+    kind: str
+    signature: str
+    stage: str
+    message: str
+    reproduced: int  # of `tries` replays of the unreduced graph
+    tries: int
+    ops_before: int = 0
+    small: fx.GraphModule | None = None
+    culprit: str | None = None  # accuracy: the node where values first diverge
+    culprit_metrics: dict | None = None
+    divergent_roots: list[str] = field(default_factory=list)
+    also_in: list[int] = field(default_factory=list)  # other graphs with the same bug
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def flaky(self) -> bool:
+        return 0 < self.reproduced < self.tries
+
+    def key(self, culprit_label: str | None) -> tuple:
+        return (self.signature, culprit_label)
+
+
+def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[str, dict]:
+    """The earliest stage whose failure has the same kind as the Inductor one. The stages
+    are checked side by side: most bugs are Inductor's, so every stage runs anyway."""
+    stages = [s for s in STAGES if s != "inductor"]
+    for stage, answer in zip(stages, ev.outcomes_at(gm, stages)):
+        if answer.get("status") == "fail" and answer.get("kind") == kind:
+            return stage, answer
+    return "inductor", {}
+
+
+def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict) -> list[tuple]:
+    """What confirming a bug leads to, asked for all at once so that the workers never wait on
+    one another: for an accuracy failure where at Inductor it starts (minifier.localize.divergence:
+    the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
+    Inductor's, so the first is nearly always needed; when an earlier stage fails it is asked
+    again there."""
+    checks = []
+    if signature.startswith("accuracy") and exposed_nodes(gm, values):
+        checks.append(divergence_question(gm))
+    checks.append(repeats_question(gm, tries))
+    return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+
+
+def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
+                  known: dict, tries: int, say: Callable[[str], None], reduce_opts: dict,
+                  on_reduced: Callable[[Bug], None] = lambda bug: None) -> list[Bug]:
+    """Confirm, localize and reduce each distinct bug of graph `index`; `known` maps the keys
+    of bugs already found (in earlier graphs) to them, so a repeated bug is reduced once.
+    `on_reduced` hears of each reduced bug at once (its repro is verified while the search
+    for the next bug goes on)."""
+    bugs: list[Bug] = []
+    masked: set[str] = set()
+    for _ in range(MAX_BUGS_PER_GRAPH):
+        current = rebuild(gm, cut=masked, values=values) if masked else gm
+        if not op_names(current):
+            break
+        ev.stage, ev.culprit, ev.signature = "inductor", None, first_signature
+        if masked:
+            answer = ev.outcomes([current])[0]
+            if answer.get("status") != "fail":
+                break
+            ev.signature = answer["signature"]
+        ev.prefetch(speculative_checks(current, tries, ev.signature, values))
+        answers = ev.repeats(current, tries)
+        hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
+        kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
+        message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
+        bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(current)))
+        if hits < tries:
+            ev.abandon()
+            bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
+            break
+        if kind != "hang":
+            ev.timeout = max(60.0, 10 * max(a.get("seconds", 0.0) for a in answers))
+        say(f"graph {index}: {kind} reproduces {hits}/{tries}; finding the first failing stage")
+        stage, stage_answer = first_failing_stage(ev, current, kind)
+        if stage != "inductor":
+            ev.stage, ev.signature = stage, stage_answer["signature"]
+        bug.stage, bug.signature = ev.stage, ev.signature
+        if kind == "accuracy":
+            divergence = find_divergence(current, ev, values)
+            if divergence and divergence.roots:
+                bug.culprit, bug.divergent_roots = divergence.roots[0], divergence.roots
+                bug.culprit_metrics = divergence.metrics.get(bug.culprit)
+                ev.culprit = bug.culprit
+        label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
+        if bug.key(label) in known:
+            if index != known[bug.key(label)].graph:
+                known[bug.key(label)].also_in.append(index)
+            say(f"graph {index}: same bug as graph {known[bug.key(label)].graph}")
+            if not bug.culprit:
+                break
+            masked.add(bug.culprit)
+            continue
+        say(f"graph {index}: reducing {bug.ops_before} ops ({kind} at {ev.stage}"
+            f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
+        ctx = Context(values=values, kind=kind, window=ev.pool.size)
+        if bug.culprit:
+            ctx.notes["first_divergent"] = bug.culprit
+        bug.small = reduce_graph(current, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
+                                 **reduce_opts)
+        bug.notes.update(ctx.notes)
+        known[bug.key(label)] = bug
+        bugs.append(bug)
+        on_reduced(bug)
+        masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
+    return bugs

@@ -1,0 +1,56 @@
+"""The one delta-debugging core every list-shaped pass plugs into.
+
+A pass hands over its targets in a stable order and a function that builds the candidate
+keeping only a subset of them; the core decides which subsets to try (ddmin: chunks, then
+complements, then finer chunks) and returns a 1-minimal subset: removing any single
+remaining target loses the bug. Candidates of one round are checked in speculative windows
+as wide as the worker pool, and the first reproducing one in order wins, so `-j N` finds
+exactly what `-j 1` finds.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence, TypeVar
+
+from minifier.workers.evaluate import REPRODUCES, Evaluator
+
+T = TypeVar("T")
+
+
+def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int) -> int | None:
+    """Index of the first subset whose candidate reproduces (None if none does)."""
+    for start in range(0, len(subsets), window):
+        chunk = subsets[start:start + window]
+        graphs = [build(s) for s in chunk]
+        usable = [(i, g) for i, g in enumerate(graphs) if g is not None]
+        verdicts = ev.test_many([g for _, g in usable]) if usable else []
+        for (i, _), verdict in zip(usable, verdicts):
+            if verdict == REPRODUCES:
+                return start + i
+    return None
+
+
+def ddmin(ev: Evaluator, items: Sequence[T], build: Callable[[list[T]], object], window: int = 1) -> list[T]:
+    """Smallest subset of `items` (1-minimal) whose candidate `build(subset)` still reproduces.
+
+    `build` returns None for a subset that makes no valid candidate; it is skipped uncompiled.
+    The empty subset is tried first: passes that simplify each target (shrink every input,
+    zero every value) then cost one compile when everything can go at once.
+    """
+    items = list(items)
+    if items and first_reproducing(ev, build, [[]], 1) is not None:
+        return []
+    n = 2
+    while len(items) >= 2:
+        n = min(n, len(items))
+        chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
+        complements = [[x for x in items if x not in c] for c in chunks]
+        trials = chunks + complements if n > 2 else chunks
+        hit = first_reproducing(ev, build, trials, window)
+        if hit is not None:
+            items = trials[hit]
+            n = 2 if hit < len(chunks) else max(n - 1, 2)
+            continue
+        if n == len(items):
+            break
+        n = min(2 * n, len(items))
+    return items

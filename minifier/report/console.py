@@ -1,0 +1,148 @@
+"""What the user sees: progress while the tool works, and a clear summary at the end."""
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from minifier.blame.search import blame_lines
+from minifier.reduce.graph_edit import op_nodes
+
+
+class ConsoleUI:
+    def __init__(self, console: Console | None = None, quiet: bool = False, start: float | None = None):
+        self.console = console or Console(stderr=True)
+        self.quiet = quiet
+        self.start = time.perf_counter() if start is None else start  # times shown are since the run began
+
+    def _say(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(f"[dim]{time.perf_counter() - self.start:6.1f}s[/dim] {text}")
+
+    def step(self, text: str) -> None:
+        self._say(text)
+
+    def capture_done(self, capture) -> None:
+        failing = [g.index for g in capture.failing]
+        self._say(f"captured {len(capture.graphs)} graph(s) in {capture.seconds:.1f}s; "
+                  f"failing: {', '.join(map(str, failing)) or 'none'}")
+
+    def progress(self, pass_name: str, gm) -> None:
+        self._say(f"  {pass_name}: {len(op_nodes(gm))} ops left")
+
+
+def print_summary(report: dict, console: Console) -> None:
+    console.print(_graphs_table(report))
+    if report.get("status") == "nothing_failed":
+        notes = [f"graph {g['index']}: {g['note']}" for g in report["graphs"] if g.get("note")]
+        console.print(Panel("\n".join([f"Nothing failed: {report['graph_count']} compiled graph(s) matched eager."]
+                                      + notes), title="minify", border_style="green"))
+        return
+    if report.get("status") == "interaction":
+        console.print(_interaction_panel(report))
+        return
+    bugs = report.get("bugs") or [report]
+    for number, bug in enumerate(bugs, 1):
+        if bug.get("graph_code"):
+            console.print(Panel(Syntax(bug["graph_code"].strip("\n"), "python", theme="ansi_dark"),
+                                title=f"bug {number}: minimized graph"))
+        console.print(_bug_table(bug, report, number, len(bugs)))
+    totals = Table(show_header=False, box=None)
+    totals.add_row("bugs", str(len(bugs)))
+    totals.add_row("compiles", f"{report['compiles']} (cache hits {report['cache_hits']}, "
+                               f"worker restarts {report['worker_restarts']})")
+    to_repro = f", verified repro after {report['seconds_to_repro']:.1f} s" if report.get("seconds_to_repro") else ""
+    totals.add_row("wall time", f"{report['wall_seconds']:.1f} s (capture {report['capture_seconds']:.1f} s{to_repro})")
+    if report.get("html"):
+        totals.add_row("report", report["html"])
+    if report.get("issue"):
+        totals.add_row("issue text", report["issue"])
+    for path in report.get("tests") or []:
+        totals.add_row("test", path)
+    ok = report["status"] == "reproduced"
+    console.print(Panel(totals, title="minify", border_style="green" if ok else "red"))
+
+
+def _graphs_table(report: dict) -> Table:
+    graphs = Table(title="graphs")
+    for col in ("index", "part", "nodes", "stages", "failing", "kind", "note"):
+        graphs.add_column(col)
+    for g in report["graphs"]:
+        part = "bw" if g.get("part") == "backward" else "fw"
+        if g.get("part") == "backward":
+            part += f" of {g.get('dynamo_graph')}"
+        stages = " ".join(f"{STAGE_SHORT.get(s, s)}:{v.split()[0]}" for s, v in (g.get("stages") or {}).items()) \
+            or (g.get("verdict") or "")
+        graphs.add_row(str(g["index"]), part, str(g["nodes"]), stages, "yes" if g["failing"] else "",
+                       g.get("kind") or "", g.get("note") or "")
+    return graphs
+
+
+STAGE_SHORT = {"aot_eager": "aot", "aot_eager_decomp_partition": "decomp"}
+
+
+def _interaction_panel(report: dict) -> Panel:
+    """No graph fails alone; the program does: which graphs must be compiled together."""
+    inter = report["interaction"]
+    table = Table(show_header=False, box=None)
+    table.add_row("end to end", inter["end_to_end"]["message"])
+    if inter["keys"]:
+        table.add_row("fails only with", f"graphs {', '.join(map(str, inter['graphs']))} compiled together "
+                                         f"(keys {', '.join(inter['keys'])}); each alone matches eager")
+    else:
+        table.add_row("fails only with", "[red]the failure did not come back when rerun (flaky?)[/red]")
+    table.add_row("subset runs", f"{len(inter['runs'])} in {inter['seconds']:.1f} s"
+                                 + ("" if inter["complete"] else " (run budget spent: not minimal)"))
+    table.add_row("note", inter["note"])
+    if report.get("html"):
+        table.add_row("report", report["html"])
+    return Panel(table, title="minify: graphs that fail together", border_style="red")
+
+
+def _divergence_rows(table: Table, bug: dict) -> None:
+    """First divergent node(s) with their error, origin and the kernel that computes them."""
+    for node in bug.get("first_divergent_nodes") or []:
+        m = node.get("metrics") or {}
+        err = ", ".join(f"{k}={m[k]:.3g}" for k in ("max_abs_err", "mismatch_fraction") if k in m)
+        origin = node.get("origin")
+        where = f"{origin['file'].rsplit('/', 1)[-1]}:{origin['line']} {origin['code']}" if origin else ""
+        if node.get("gradient_of"):
+            where = f"gradient of {node['gradient_of']} {where}".strip()
+        kernels = ", ".join(k["name"] for k in node.get("kernels") or []) or "no kernel of its own"
+        table.add_row("divergent node", f"[bold]{node['name']}[/bold] ({node['op']}) {err}")
+        if where:
+            table.add_row("  from", where)
+        table.add_row("  kernel", kernels)
+
+
+def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
+    failure = bug["failure"]
+    table = Table(show_header=False, box=None)
+    table.add_row("failure", f"[bold]{failure['kind']}[/bold]: {failure['message']}")
+    table.add_row("signature", failure["signature"])
+    also = f"; same bug in graph(s) {', '.join(map(str, bug['also_in_graphs']))}" if bug.get("also_in_graphs") else ""
+    part = f", {bug['part']}" if bug.get("part") else ""
+    table.add_row("graph", f"{bug['failing_graph'] + 1} of {report['graph_count']} (index {bug['failing_graph']}{part})"
+                           f"{also}")
+    table.add_row("stage", bug["stage"] + ("" if bug["stage"] == "inductor" else
+                                           "  (fails before Inductor: not an Inductor bug)"))
+    table.add_row("reproduced", f"{bug['reproduced']} times" + ("  [red]flaky[/red]" if bug.get("flaky") else ""))
+    if bug.get("first_divergent_nodes"):
+        _divergence_rows(table, bug)
+    elif bug.get("first_divergent"):
+        table.add_row("first divergent node", bug["first_divergent"])
+    if bug.get("kernels"):
+        table.add_row("repro kernel", ", ".join(k["name"] for k in bug["kernels"]))
+    if "ops_after" in bug:
+        table.add_row("ops", f"{bug['ops_before']} -> {bug['ops_after']}: {', '.join(bug['ops'])}")
+    ok = bug.get("verified") is not False and "repro" in bug
+    if "repro" in bug:
+        state = {True: "verified: ", False: "NOT verified: ", None: "not verified (--no-verify)"}[bug.get("verified")]
+        table.add_row("repro", f"{bug['repro']}  [{'green' if ok else 'red'}]{state}{bug.get('verify_line') or ''}")
+        table.add_row("inputs", bug["inputs"] or "inline in repro.py")
+    for line in blame_lines(bug.get("blame") or []):
+        table.add_row("blame", line)
+    return Panel(table, title=f"bug {number} of {count}", border_style="green" if ok else "red")

@@ -1,0 +1,181 @@
+"""Is this candidate still the same bug? Three answers, a cache, and a compile count.
+
+Every question about a candidate graph goes through `Evaluator.test`: the candidate becomes
+module source plus references to recorded inputs, a warm worker checks it with the one
+oracle, and the answer is `reproduces` (same signature as the original failure), `passes`
+or `invalid`. Answers are cached by (source, inputs, stage), so nothing is compiled twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch.fx as fx
+
+from compiler.graph_code import module_source
+from compiler.stages import CompileSpec
+from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.workers.pool import WorkerPool
+
+REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
+NO_COMPILE_KINDS = {"eager_error", "nondeterministic", "worker_error"}
+MIN_ADAPTIVE_TIMEOUT = 60.0
+
+
+@dataclass
+class Evaluator:
+    pool: WorkerPool
+    case_dir: Path
+    spec: CompileSpec
+    injections: list[dict]
+    signature: str
+    stage: str = "inductor"
+    atol: float | None = None
+    rtol: float | None = None
+    strict: bool = False
+    context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context): autocast, ...
+    culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
+    timeout: float | None = None  # per candidate; a candidate running longer is a hang
+    validate: Callable[[fx.GraphModule], str | None] | None = None  # why a candidate cannot run, checked
+    rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
+    compiles: int = 0
+    cache_hits: int = 0
+    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
+    cache: dict = field(default_factory=dict)
+    log: list = field(default_factory=list)
+    inflight: dict = field(default_factory=dict)  # key -> Future of a job sent ahead (prefetch)
+
+    def job(self, gm: fx.GraphModule, stage: str | None = None) -> dict:
+        return {"op": "check", "case_dir": str(self.case_dir), "source": module_source(gm),
+                "inputs": [input_ref(p) for p in placeholders(gm)],
+                "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
+                "atol": self.atol, "rtol": self.rtol, "strict": self.strict, "context": self.context,
+                **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
+
+    def adaptive_timeout(self) -> float:
+        """Candidates are smaller than the graph first checked, so one that runs 10x longer than
+        the slowest answer so far (at least a minute) is stuck: a C++ `throw` inside an OpenMP
+        loop can deadlock ("terminate called recursively") instead of aborting. Without this
+        each such candidate would hold a worker for the pool's full timeout."""
+        return min(self.pool.timeout, max(MIN_ADAPTIVE_TIMEOUT, 10 * self.slowest))
+
+    def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
+        """Check candidates on as many workers as there are, answers in the given order.
+        `repeat` > 0 asks again instead of answering from the cache (flakiness checks)."""
+        return self._answers([(gm, stage, repeat) for gm in gms])
+
+    def outcomes_at(self, gm: fx.GraphModule, stages: list[str]) -> list[dict]:
+        """One graph through several stages at once (the stage search), answers in order."""
+        return self._answers([(gm, stage, 0) for stage in stages])
+
+    def repeats(self, gm: fx.GraphModule, times: int) -> list[dict]:
+        """`times` runs of one graph, for the k-of-k flakiness rule: compiled once and run
+        `times` times (with the whole-graph caches off, a second compile would generate the
+        same code and load the same kernels). A run that kills its worker (crash, hang) ends
+        that job; each further try is then a job of its own, in a fresh worker."""
+        answer = self._answers([repeats_question(gm, times)])[0]
+        if "runs" in answer or times == 1:
+            return [{**answer, **run} for run in answer.get("runs", [{}])]
+        return [answer] + self._answers([(gm, None, r) for r in range(1, times)])
+
+    def divergence(self, gm: fx.GraphModule) -> dict:
+        """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
+        return self._answers([divergence_question(gm)])[0]
+
+    def prefetch(self, questions: list[tuple]) -> None:
+        """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
+        later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.
+        This is how checks whose need is likely but not yet certain overlap with the ones
+        being waited on; `abandon` forgets those never asked. A question may carry a fourth
+        item, options for how (not what) to check: {"kernel_threads": 2} for one long compile
+        that would otherwise leave a core idle."""
+        self._submit(questions)
+
+    def abandon(self) -> None:
+        """Drop prefetched questions nobody asked: cancel those not started, and count the
+        compiles of those that ran (their answers still fill the cache)."""
+        for key, future in list(self.inflight.items()):
+            if future.cancel():
+                self.inflight.pop(key, None)
+            else:
+                future.add_done_callback(lambda f, key=key: self._record(key, f.result())
+                                         if self.inflight.pop(key, None) is not None else None)
+
+    def _submit(self, questions: list[tuple]) -> list[str]:
+        keys = []
+        for gm, stage, repeat, *how in questions:
+            job = {**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}
+            key = _key(job)
+            keys.append(key)
+            if key in self.cache or key in self.inflight:
+                continue
+            why = self.validate(gm) if self.validate is not None else None
+            if why:
+                self.rejected += 1
+                self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
+            else:
+                self.inflight[key] = self.pool.submit(job)
+        return keys
+
+    def _answers(self, questions: list[tuple]) -> list[dict]:
+        hits = sum(1 for gm, stage, repeat, *how in questions
+                   if _key({**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}) in self.cache)
+        keys = self._submit(questions)
+        self.cache_hits += hits
+        for key in dict.fromkeys(keys):
+            future = self.inflight.get(key)
+            if future is not None:
+                answer = future.result()
+                if self.inflight.pop(key, None) is not None:
+                    self._record(key, answer)
+        return [self.cache[key] for key in keys]
+
+    def _record(self, key: str, answer: dict) -> None:
+        if answer.get("kind") not in NO_COMPILE_KINDS:
+            self.compiles += answer.get("compiles", 1)
+        self.cache[key] = answer
+        if answer.get("kind") != "hang":
+            self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
+        self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
+                         "seconds": round(answer.get("seconds", 0.0), 3)})
+
+    def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
+        """Same signature, and for accuracy the same first divergent node, or it is another bug."""
+        if answer.get("status") == "fail":
+            if answer.get("signature") != self.signature:
+                return PASSES
+            if self.culprit and gm is not None and self.culprit not in op_names(gm):
+                return PASSES
+            return REPRODUCES
+        return INVALID if answer.get("status") == "invalid" else PASSES
+
+    def test(self, gm: fx.GraphModule) -> str:
+        return self.verdict(self.outcomes([gm])[0], gm)
+
+    def test_many(self, gms: list[fx.GraphModule]) -> list[str]:
+        return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
+
+
+def repeats_question(gm: fx.GraphModule, times: int) -> tuple:
+    """The question `Evaluator.repeats` asks first, for `prefetch`."""
+    return gm, None, 0, {"runs": times}
+
+
+def divergence_question(gm: fx.GraphModule) -> tuple:
+    """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
+    build on two threads (one long job that would otherwise leave a core idle)."""
+    names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
+    return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2}
+
+
+def _key(job: dict) -> str:
+    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
+    if job.get("op", "check") != "check":  # another question about the same graph
+        fields += ("op",)
+    if job.get("runs", 1) > 1:
+        fields += ("runs",)
+    blob = json.dumps({k: job.get(k) for k in fields}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,106 @@
+"""The first second of a run: check the input, then start what takes longest.
+
+The capture (the user's script under the recording backend) and the zygote (torch's start-up,
+paid once for every worker) are separate processes that do not need torch in this one, so
+they start before this process imports torch and the rest of minify (about 2.5 s). Nothing
+here imports torch.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minifier.localize.capture_run import RunningCapture, start_capture
+from minifier.workers.zygote import Zygote, supported as zygote_supported
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 2, 3, 4
+
+
+class UserError(Exception):
+    """Bad input or a situation the user must know about: one line, non-zero exit."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Options:
+    script: Path
+    script_args: list[str] = field(default_factory=list)
+    out: Path | None = None
+    jobs: int = 2
+    atol: float | None = None
+    rtol: float | None = None
+    timeout: float = 1800.0  # the whole script under capture
+    candidate_timeout: float = 300.0
+    max_time: float | None = None
+    max_compiles: int | None = None  # compiles the reduction may spend (over all bugs)
+    resume: bool = False  # keep the work folder and continue from its checkpoints
+    verify: bool = True
+    strict: bool = False  # judge floats by the tolerances alone
+    repeat: int = 3  # the original failure must reproduce this many times out of as many
+    hang_timeout: float = 60.0  # a candidate of a hang that runs longer than this hangs too
+    injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
+    blame: bool = True  # after verifying, find the decomposition/pass/lowering/fusion/flag to blame
+    emit_test: Path | None = None  # write a pytest regression test per repro here
+
+
+@dataclass
+class Result:
+    code: int
+    report: dict
+
+
+def check_script(script: Path) -> None:
+    if not script.exists():
+        raise UserError(f"no such file: {script}")
+    if not script.is_file():
+        raise UserError(f"not a file: {script}")
+    try:
+        compile(script.read_bytes(), str(script), "exec")
+    except SyntaxError as exc:
+        raise UserError(f"{script}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ValueError as exc:
+        raise UserError(f"{script}: cannot read as Python source: {exc}") from None
+
+
+def output_folder(opts: Options) -> Path:
+    out = (opts.out or Path("minify-out") / opts.script.stem).resolve()
+    if out.resolve() == opts.script.resolve().parent:
+        raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
+    out.mkdir(parents=True, exist_ok=True)
+    if not opts.resume:
+        shutil.rmtree(out / "work", ignore_errors=True)
+    return out
+
+
+
+
+@dataclass
+class Launched:
+    start: float  # time.perf_counter() when the run began
+    out: Path
+    work: Path
+    capture: RunningCapture
+    zygote: Zygote | None
+
+    def stop(self) -> None:
+        self.capture.stop()
+        if self.zygote is not None:
+            self.zygote.close()
+
+
+def launch(opts: Options) -> Launched:
+    """Check the script, prepare the output folder, start the zygote and the capture."""
+    start = time.perf_counter()
+    check_script(opts.script)
+    out = output_folder(opts)
+    work = out / "work"
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
+    capture = start_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log",
+                            injections=opts.injections, host=zygote)
+    return Launched(start, out, work, capture, zygote)

@@ -1,0 +1,202 @@
+"""A pool of warm worker processes; a worker that dies or hangs is recorded and replaced.
+
+Each worker imports torch once and checks many candidates (see minifier/workers/worker.py). A crash
+in compiled code (SIGSEGV, SIGABRT) kills only the worker: the job's answer becomes a
+`crash` failure carrying the signal, and a fresh worker takes its place.
+"""
+from __future__ import annotations
+
+import queue
+import select
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from compiler.signature import crash_signature, hang_signature
+from minifier.workers.protocol import read_message, write_message
+from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def module_command(module: str) -> list[str]:
+    """`python -m module`, except that this project's packages come before the working
+    directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them."""
+    boot = (f"import runpy, sys; sys.path[0:0] = [{str(PROJECT_ROOT)!r}]; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-c", boot]
+
+
+class Worker:
+    def __init__(self, log_path: Path, zygote: Zygote | None = None):
+        """Forked from `zygote` when there is one (already warm), else a fresh `python -m`."""
+        self.log = open(log_path, "ab")
+        self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, ["--forked"]) or \
+            subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
+        self.jobs = 0
+        self.warming = False  # a warmup job was sent whose answer is not read yet
+
+    def warm(self) -> "Worker":
+        """Start warming up now, without waiting: a spare is ready by the time it is needed."""
+        try:
+            write_message(self.proc.stdin, {"op": "warmup"})
+            self.warming = True
+        except (BrokenPipeError, OSError):
+            pass
+        return self
+
+    def ask(self, job: dict, timeout: float) -> dict:
+        """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
+        stage = job.get("stage", "inductor")
+        if self.warming:
+            self.warming = False
+            ready, _, _ = select.select([self.proc.stdout], [], [], 120.0)
+            if not ready or read_message(self.proc.stdout) is None:
+                self.kill()  # never blame the candidate for a worker that could not start
+                return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
+                        "message": "a spare worker died or hung while warming up; see its log"}
+        try:
+            write_message(self.proc.stdin, job)
+        except (BrokenPipeError, OSError):
+            return self._died(stage)
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.kill()
+            kind, sig, msg = hang_signature(timeout, stage)
+            return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": timeout}
+        answer = read_message(self.proc.stdout)
+        if answer is None:
+            return self._died(stage)
+        self.jobs += 1
+        return answer
+
+    def _died(self, stage: str) -> dict:
+        code = self.proc.wait()
+        kind, sig, msg = crash_signature(code, stage)
+        return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive:
+            self.proc.kill()
+            self.proc.wait()
+
+    def ask_to_exit(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def finish(self, deadline: float) -> None:
+        """Wait until `deadline` (time.monotonic) for the exit asked for, then kill."""
+        try:
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.log.close()
+
+    def close(self) -> None:
+        self.ask_to_exit()
+        self.finish(time.monotonic() + 5)
+
+
+def answer_retires(answer) -> bool:
+    return isinstance(answer, dict) and bool(answer.get("retire"))
+
+
+class WorkerPool:
+    """`size` warm workers; `submit` runs a job on the next free one.
+
+    Workers are forked from a zygote (minifier.workers.zygote) where torch allows it: `zygote` if
+    given (shared, the caller closes it), else one of the pool's own."""
+
+    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0, zygote: Zygote | None = None):
+        self.size = max(1, size)
+        self.log_dir = log_dir
+        self.timeout = timeout
+        self.idle: queue.Queue[Worker] = queue.Queue()
+        self.restarts = 0
+        self.lock = threading.Lock()
+        self.spares: list[Worker] = []  # warming, once a worker has died
+        self.executor = ThreadPoolExecutor(self.size)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.own_zygote = zygote is None and zygote_supported()
+        self.zygote = Zygote(log_dir / "zygote.log") if self.own_zygote else zygote
+        # Started and warmed on the pool's threads: a zygote takes seconds to be ready to fork.
+        self.warmups = [self.executor.submit(self._first_start, i) for i in range(self.size)]
+
+    def _start(self, i) -> Worker:
+        return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
+
+    def _first_start(self, i) -> dict:
+        worker = self._start(i)
+        answer = worker.ask({"op": "warmup"}, self.timeout)
+        if not worker.alive:  # never let a candidate find a worker that died warming up
+            worker.close()
+            worker = Worker(self.log_dir / f"worker-{i}-cold.log")
+        self.idle.put(worker)
+        return answer
+
+    def submit(self, job: dict) -> Future:
+        return self.executor.submit(self._run, job)
+
+    def run(self, job: dict) -> dict:
+        return self.submit(job).result()
+
+    def _run(self, job: dict) -> dict:
+        worker = self.idle.get()
+        start = time.perf_counter()
+        answer = None
+        try:
+            answer = worker.ask(job, job.get("timeout", self.timeout))
+        finally:
+            if answer_retires(answer):
+                worker.kill()  # its CUDA context is spoiled; its own exit can take seconds
+            if not worker.alive:
+                worker.close()
+                worker = self._replacement()
+            self.idle.put(worker)
+        answer.setdefault("wall", time.perf_counter() - start)
+        return answer
+
+    def _replacement(self) -> Worker:
+        """A worker in place of one that died: a spare warmed since an earlier death, if any,
+        with the spares topped up to one per worker. A candidate that crashes tends to have
+        siblings that crash too, and each fresh worker costs seconds of `import torch` (and,
+        on a GPU, of starting CUDA)."""
+        with self.lock:
+            self.restarts += 1
+            worker = None
+            while self.spares and worker is None:
+                worker = self.spares.pop(0)
+                if not worker.alive:
+                    worker.close()
+                    worker = None
+            worker = worker or self._start(self.size + 2 * self.restarts)
+            while len(self.spares) < self.size:
+                self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
+        return worker
+
+    def close(self, grace: float = 1.0) -> None:
+        """Ask every worker to exit at once and kill those still tearing torch down after `grace`
+        seconds: they hold no state, and waiting for each in turn cost seconds per run."""
+        self.executor.shutdown(wait=True)
+        workers = []
+        while not self.idle.empty():
+            workers.append(self.idle.get())
+        workers += self.spares
+        self.spares = []
+        for worker in workers:
+            worker.ask_to_exit()
+        deadline = time.monotonic() + grace
+        for worker in workers:
+            worker.finish(deadline)
+        if self.own_zygote:
+            self.zygote.close()

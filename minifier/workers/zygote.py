@@ -1,0 +1,405 @@
+"""One warm parent that forks workers and repro runs, so torch's start-up is paid once.
+
+Every fresh Python that compiles pays the same start-up: `import torch`, Inductor's lazy
+imports, the CPU ISA probe, pattern tables (about 8 s of CPU on 2 cores). A run of minify
+starts a capture, two workers, a repro check and, after crashes, replacement workers: on 2
+cores those start-ups fought the capture for the CPU. The zygote pays it once, on a
+throwaway function, and then forks a child per request. A forked child is a fresh process
+that has compiled that function: it shares no state with minify or with other candidates.
+
+The capture hosts it: the capture's process imports torch, then forks the zygote, which
+lowers its priority and warms up while the capture runs the script. Both pay one import.
+
+Only on CPU builds of torch: a process that touched CUDA cannot be forked safely, and on a
+CUDA build we cannot be sure Inductor's start-up leaves CUDA alone. Elsewhere, and whenever
+the zygote cannot start, callers fall back to plain subprocesses.
+
+Protocol: a SOCK_SEQPACKET socket pair. The parent sends one JSON request per child with
+the child's stdin, stdout and stderr as passed file descriptors; the zygote answers with the
+child's pid, and later with its exit status (waitpid's, as Popen's returncode: -N for a
+signal), since only the zygote can wait for its children.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# The zygote and everything forked from it run at this lower priority: while the capture runs
+# the user's script, warming up must not slow it down; afterwards the forked processes are the
+# only busy ones, so the priority costs them nothing.
+NICENESS = 10
+OWN_PACKAGES = ("compiler", "minifier", "repro")
+
+# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2]); it imports
+# nothing of minify's.
+_BOOT = r"""
+import json, os, select, socket, sys, time, traceback
+started = time.time()
+ctl = socket.socket(fileno=int(sys.argv[1]))
+ctl.send(json.dumps({'zygote': os.getpid()}).encode())
+os.nice(int(sys.argv[2]))
+import torch
+import torch._functorch.config as functorch_config
+import torch._inductor.config as inductor_config
+saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
+inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
+inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
+functorch_config.enable_autograd_cache = False
+
+
+def toy(x, w):  # a matmul, a decomposition, reductions, pointwise ops
+    h = torch.nn.functional.layer_norm(torch.nn.functional.linear(x, w), (8,))
+    return torch.softmax(h, -1).sum(-1)
+
+
+try:
+    torch.compile(toy)(torch.randn(8, 8), torch.randn(8, 8))
+except Exception:
+    traceback.print_exc()
+torch._dynamo.reset()
+inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache = saved
+print(f"warmed up in {time.time() - started:.1f} s", flush=True)
+
+
+def child(request):
+    ctl.close()
+    for fd in (0, 1, 2):
+        os.dup2(request['fds'][fd], fd)
+    for fd in set(request['fds']):
+        if fd > 2:
+            os.close(fd)
+    sys.stdin = open(0, 'r', closefd=False)
+    sys.stdout = open(1, 'w', closefd=False)
+    sys.stderr = open(2, 'w', closefd=False)
+    os.chdir(request['cwd'])
+    code = 0
+    try:
+        import runpy
+        if request['kind'] == 'module':
+            sys.path[0:0] = [request['root']]
+            sys.argv = [request['module'], *request['args']]
+            runpy.run_module(request['module'], run_name='__main__', alter_sys=True)
+        else:
+            sys.argv = [request['script'], *request['args']]
+            sys.path[0] = os.path.dirname(request['script'])
+            runpy.run_path(request['script'], run_name='__main__')
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+
+
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        ctl.send(json.dumps({'exit': pid, 'code': os.waitstatus_to_exitcode(status)}).encode())
+
+
+ctl.send(b'{"ready": true}')
+while True:
+    ready, _, _ = select.select([ctl], [], [], 0.05)
+    reap()
+    if not ready:
+        continue
+    data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)
+    if not data:
+        break
+    request = json.loads(data)
+    request['fds'] = fds
+    pid = os.fork()
+    if pid == 0:
+        child(request)
+    for fd in fds:
+        os.close(fd)
+    ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
+os._exit(0)  # no teardown of torch: nothing here needs it
+"""
+
+
+# The start of a process that hosts the zygote (the capture: see Zygote.host_command). It imports what
+# both need, then forks the zygote, which renices itself and warms up while the host goes on at
+# full priority with the code that follows (argv[1:4]: socket fd, zygote log, niceness).
+_HOSTED_BOOT = f"""
+import os, sys
+_fd, _log, _nice = sys.argv[1:4]
+del sys.argv[1:4]
+import torch
+import torch._dynamo
+import torch._inductor.compile_fx
+if os.fork() == 0:
+    os.chdir(os.path.dirname(_log))
+    _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(_out, 1)
+    os.dup2(_out, 2)
+    sys.argv = ["minify-zygote", _fd, _nice]
+    try:
+        exec(compile({_BOOT!r}, "<minify-zygote>", "exec"), {{"__name__": "__main__"}})
+    finally:
+        os._exit(0)
+os.close(int(_fd))
+del _fd, _log, _nice
+"""
+
+
+def supported() -> bool:
+    """Forking after torch's start-up is safe only where CUDA cannot be involved: a CPU build
+    of torch. Read from torch/version.py, so that asking does not cost an `import torch`."""
+    if os.environ.get("MINIFY_NO_ZYGOTE") or not hasattr(socket, "send_fds") or sys.platform != "linux":
+        return False
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("torch")
+    version = Path(spec.origin).with_name("version.py") if spec and spec.origin else None
+    try:
+        text = version.read_text()
+    except (OSError, AttributeError):
+        return False
+    builds = {name: re.search(rf"^{name}\b[^=\n]*=\s*(.+)$", text, re.M) for name in ("cuda", "hip")}
+    return all(found is not None and found.group(1).strip() == "None" for found in builds.values())
+
+
+class Zygote:
+    """The parent's side: start the zygote, ask it for children, learn how they ended."""
+
+    def __init__(self, log_path: Path, hosted: bool = False):
+        """Start the zygote, or with `hosted` leave that to the process whose command
+        `host_command` makes (see _HOSTED_BOOT): it shares that process's start-up."""
+        self.log_path = log_path
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.ctl = ours
+        self.proc = None
+        self.pid: int | None = None  # the zygote's, once it says hello
+        self.theirs: socket.socket | None = theirs if hosted else None
+        if not hosted:
+            with open(log_path, "ab") as log:
+                self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(NICENESS)],
+                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                             stdout=log, stderr=log, cwd=str(log_path.parent))
+            theirs.close()
+        self.lock = threading.Lock()  # one request at a time
+        self.changed = threading.Condition()
+        self.ready = False
+        self.dead = False
+        self.pids: dict[int, int] = {}  # request id -> pid
+        self.codes: dict[int, int] = {}  # pid -> exit code
+        self.next_id = 0
+        threading.Thread(target=self._listen, name="minify-zygote", daemon=True).start()
+
+    def host_command(self, command: list[str]) -> tuple[list[str], tuple[int, ...]]:
+        """`command` (`python -c CODE ARGS`) made to import torch first and fork the zygote
+        from there, and the descriptors to pass to it; call `hosted_started` once it runs."""
+        assert self.theirs is not None and command[1] == "-c"
+        fd = self.theirs.fileno()
+        return [command[0], "-c", _HOSTED_BOOT + command[2], str(fd), str(self.log_path), str(NICENESS),
+                *command[3:]], (fd,)
+
+    def hosted_started(self) -> None:
+        """The host has its end of the socket (or never will): drop ours, so that the zygote's
+        end, or the host's failure to start, closes the socket."""
+        if self.theirs is not None:
+            self.theirs.close()
+            self.theirs = None
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                data = self.ctl.recv(1 << 16)
+            except OSError:
+                data = b""
+            with self.changed:
+                if not data:
+                    self.dead = True
+                    self.changed.notify_all()
+                    return
+                message = json.loads(data)
+                if "zygote" in message:
+                    self.pid = message["zygote"]
+                elif message.get("ready"):
+                    self.ready = True
+                elif "exit" in message:
+                    self.codes[message["exit"]] = message["code"]
+                else:
+                    self.pids[message["id"]] = message["pid"]
+                self.changed.notify_all()
+
+    def wait_ready(self, timeout: float = 300.0) -> bool:
+        with self.changed:
+            self.changed.wait_for(lambda: self.ready or self.dead, timeout)
+            return self.ready and not self.dead
+
+    def spawn(self, request: dict, stdin: int, stdout: int, stderr: int, timeout: float = 300.0) -> "Forked | None":
+        """A child running `request` (see _BOOT: a module, or a script as `__main__`) on these
+        file descriptors, or None if the zygote is not there to fork it."""
+        if not self.wait_ready(timeout):
+            return None
+        with self.lock:
+            request_id, self.next_id = self.next_id, self.next_id + 1
+            try:
+                socket.send_fds(self.ctl, [json.dumps({**request, "id": request_id}).encode()],
+                                [stdin, stdout, stderr])
+            except OSError:
+                return None
+        with self.changed:
+            self.changed.wait_for(lambda: request_id in self.pids or self.dead, timeout)
+            pid = self.pids.pop(request_id, None)
+        return None if pid is None else Forked(self, pid)
+
+    def exit_code(self, pid: int, timeout: float | None) -> int | None:
+        with self.changed:
+            self.changed.wait_for(lambda: pid in self.codes or self.dead, timeout)
+            if pid in self.codes:
+                return self.codes[pid]
+            return -signal.SIGKILL if self.dead else None  # no zygote, no status: it was killed with it
+
+    def close(self) -> None:
+        """Kill it: it holds nothing, and tearing torch down would take a second or two."""
+        self.hosted_started()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        elif self.pid is not None and not self.dead:  # a hosted zygote is not our child
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.pid = None  # never signal that number again: it may be reused
+        self.ctl.close()
+
+
+class Forked:
+    """A forked child, with the parts of Popen's interface the pool uses."""
+
+    def __init__(self, zygote: Zygote, pid: int):
+        self.zygote, self.pid = zygote, pid
+        self.returncode: int | None = None
+        self.stdin = self.stdout = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.exit_code(self.pid, 0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self.zygote.exit_code(self.pid, timeout)
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _spawn(zygote: Zygote, request: dict, theirs: tuple, ours: tuple) -> Forked | None:
+    """Fork a child on the descriptors `theirs` (stdin, stdout, stderr), closed here once it
+    has them; if there is no child, our ends `ours` are closed too."""
+    try:
+        child = zygote.spawn(request, *theirs)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    if child is None:
+        for fd in ours:
+            os.close(fd)
+    return child
+
+
+def fork_module(zygote: Zygote | None, module: str, cwd: Path, stderr, args: list[str] = (),
+                text: bool = False) -> Forked | None:
+    """`python -m module ARGS` as a forked child with piped stdin/stdout (binary, or `text`);
+    its stderr goes to `stderr` (a path, appended to, or an open file)."""
+    if zygote is None:
+        return None
+    job_r, job_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err = os.dup(stderr.fileno()) if hasattr(stderr, "fileno") else \
+        os.open(stderr or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    child = _spawn(zygote, {"kind": "module", "module": module, "args": list(args), "root": str(PROJECT_ROOT),
+                            "cwd": str(cwd)}, (job_r, out_w, err), (job_w, out_r))
+    if child is None:
+        return None
+    child.stdin, child.stdout = os.fdopen(job_w, "w" if text else "wb"), os.fdopen(out_r, "r" if text else "rb")
+    return child
+
+
+def run_script(zygote: Zygote, script: Path, args: list[str], cwd: Path,
+               timeout: float) -> tuple[int, str, str] | None:
+    """(exit code, stdout, stderr) of `python script ARGS` run as a forked child; None if it
+    could not be forked."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    child = _spawn(zygote, {"kind": "script", "script": str(script), "args": list(args), "cwd": str(cwd)},
+                   (null, out_w, err_w), (out_r, err_r))
+    if child is None:
+        return None
+    chunks: dict[int, bytes] = {}
+
+    def drain(fd: int) -> None:
+        with os.fdopen(fd, "rb") as stream:
+            chunks[fd] = stream.read()
+
+    readers = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_r, err_r)]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    try:
+        code = child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        code = child.wait(10)
+        return None if code is None else (code, "", f"repro.py did not finish within {timeout:.0f} s")
+    for reader in readers:
+        reader.join(max(0.0, deadline - time.monotonic()) + 5)
+    decode = lambda fd: chunks.get(fd, b"").decode(errors="replace")
+    return code, decode(out_r), decode(err_r)
+
+
+class ForkedRuns:
+    """Runs repro.py in children forked from the zygote (see repro.verify.run_repro)."""
+
+    def __init__(self, zygote: Zygote):
+        self.zygote = zygote
+
+    def take(self, another: bool = False) -> "ForkedRuns":
+        return self
+
+    def run(self, repro: Path, args: list[str], timeout: float) -> tuple[int, str, str] | None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
+            return run_script(self.zygote, repro.resolve(), args, Path(elsewhere), timeout)
+
+    def close(self) -> None:
+        pass
