@@ -75,11 +75,12 @@ class Evaluator:
         """`times` runs of one graph, for the k-of-k flakiness rule: compiled once and run
         `times` times (with the whole-graph caches off, a second compile would generate the
         same code and load the same kernels). A run that kills its worker (crash, hang) ends
-        that job; each further try is then a job of its own, in a fresh worker."""
+        that job, and so does a run that kills the CUDA context (a device-side assert: every
+        later run in that process would fail differently); each further try is then a job of
+        its own, in a worker that never saw the failure."""
         answer = self._answers([repeats_question(gm, times)])[0]
-        if "runs" in answer or times == 1:
-            return [{**answer, **run} for run in answer.get("runs", [{}])]
-        return [answer] + self._answers([(gm, None, r) for r in range(1, times)])
+        runs = [{**answer, **run} for run in answer.get("runs", [{}])]
+        return runs + self._answers([(gm, None, r) for r in range(len(runs), times)])
 
     def divergence(self, gm: fx.GraphModule) -> dict:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""

@@ -31,8 +31,11 @@ def run_check(job: dict, values: CaseValues) -> dict:
     with inject.injected(*injections):
         with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes():
             compiled = compile_for_stage(model, job["stage"], spec)
-            outcomes = [check(model, inputs, compiled, stage=job["stage"], **tolerance)
-                        for _ in range(job.get("runs", 1))]
+            outcomes = []
+            for _ in range(job.get("runs", 1)):  # no run after one that killed the CUDA context
+                outcomes.append(check(model, inputs, compiled, stage=job["stage"], **tolerance))
+                if cuda_context_poisoned(outcomes[-1].__dict__):
+                    break
         for outcome in outcomes:
             seeded = outcome.kind == "nondeterministic"
             if seeded:
