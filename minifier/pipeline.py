@@ -18,7 +18,8 @@ from minifier.localize.capture_run import Capture, GraphRecord, run_capture
 from minifier.workers.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
                              UserError, launch)
 from minifier.reduce.bugs import Bug, bugs_in_graph
-from minifier.blame.search import blame, blame_markdown
+from minifier.blame.render import blame_markdown
+from minifier.blame.search import blame
 from minifier.reduce.budget import Budget
 from minifier.workers.evaluate import Evaluator
 from minifier.reduce.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
