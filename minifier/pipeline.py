@@ -297,7 +297,7 @@ def _base_report(session: Session, capture: Capture, rows: list, evaluators: lis
 
 
 def _write_report(out: Path, report: dict) -> None:
-    _write_report(out, report)
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
 
 
 def _script_failure(script: dict) -> str:
