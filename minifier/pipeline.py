@@ -283,7 +283,8 @@ def _bug_row(bug: Bug) -> dict:
            "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
     if bug.small is not None:
-        row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)])
+        row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)],
+                   passes=bug.notes.get("passes", {}))  # per pass: runs, compiles, successes
     return row
 
 
