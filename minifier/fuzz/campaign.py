@@ -17,6 +17,7 @@ import torch
 
 from minifier.fuzz.drawn_program import Program
 from minifier.fuzz.failures import Failure, Masks, classify
+from minifier.reduce.delta import shortest_failing_prefix
 
 
 @dataclass
@@ -171,15 +172,23 @@ class Campaign:
         """The program cut after the first step that shows the same failure. Hypothesis
         rarely drops a leading step (the later ones read its output), and for an exception
         this names the op to blame: the step without which it does not happen."""
-        program = failure.program
-        for count in range(1, len(program.steps)):
-            outcome = self.runner.outcome(program.prefix(count))
-            if outcome.get("status") == "fail" and outcome.get("signature") == failure.signature:
-                shorter = classify(outcome, program.prefix(count), failure.example)
-                if shorter.kind != "accuracy":
-                    shorter.suspects = [shorter.program.steps[-1].op]
-                return shorter
-        return failure
+        program, steps = failure.program, len(failure.program.steps)
+
+        def first_failing(counts: list[int]) -> int | None:  # one at a time, shortest first
+            return next((i for i, count in enumerate(counts) if self.same_failure(program.prefix(count), failure)),
+                        None)
+
+        count = shortest_failing_prefix(1, steps, first_failing, splits=max(1, steps - 1))
+        if count == steps:
+            return failure
+        shorter = classify(self.runner.outcome(program.prefix(count)), program.prefix(count), failure.example)
+        if shorter.kind != "accuracy":
+            shorter.suspects = [shorter.program.steps[-1].op]
+        return shorter
+
+    def same_failure(self, program: Program, failure: Failure) -> bool:
+        outcome = self.runner.outcome(program)
+        return outcome.get("status") == "fail" and outcome.get("signature") == failure.signature
 
     def run(self) -> list[Failure]:
         from hypothesis.errors import HypothesisException
