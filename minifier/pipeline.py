@@ -18,6 +18,7 @@ from compiler.graph_code import module_from_source, trace_module
 from compiler.stages import CompileSpec
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
 from minifier.program import interaction
@@ -26,8 +27,7 @@ from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.reduce.graph_edit import op_label, op_nodes, placeholders
 from minifier.report import html as html_report
 from minifier.workers.evaluate import Evaluator
-from minifier.workers.launch import (EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_OK, Launched,
-                                     Options, Result, UserError, launch)
+from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
 from minifier.workers.zygote import ForkedRuns
 from repro.inputs import load_inputs
@@ -301,23 +301,13 @@ def _write_report(out: Path, report: dict) -> None:
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
 
 
-def _script_failure(script: dict) -> str:
-    """How a script run ended, in one line (comparable between a compiled and an eager run)."""
-    status = script.get("status")
-    if status == "error":
-        first = (script.get("message") or "").strip().splitlines()
-        return f"{script.get('type')}: {first[0] if first else ''}"[:300]
-    if status == "exit":
-        return f"exit status {script.get('code')}"
-    return script.get("message", status or "")
-
-
 def _graph_row(g: GraphRecord) -> dict:
     verdict = g.record.get("verdict") or {}
     note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None)
     return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
             "nodes": g.nodes, "failing": bool(g.failure),
-            "kind": (g.failure or {}).get("kind") or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
+            "kind": (g.failure or {}).get("kind")
+            or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
             "message": (g.failure or {}).get("message"), "verdict": verdict.get("status"), "note": note}
 
 

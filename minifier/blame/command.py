@@ -6,9 +6,8 @@ from pathlib import Path
 
 from minifier.blame.render import print_blame
 from minifier.blame.search import blame_report
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_OK
 from repro.manifest import ReproFolderError
-
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED = 0, 2, 4
 
 
 def main(argv: list[str]) -> int:

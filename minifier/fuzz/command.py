@@ -14,11 +14,10 @@ from pathlib import Path
 
 import torch
 
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
 from minifier.fuzz.cases import case_name, mark_duplicates, reduce_failure, write_case
 from minifier.fuzz.failures import Failure, Masks
-
-EXIT_CLEAN, EXIT_FOUND, EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED = 0, 1, 2, 4
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
                    [--device D] [--inject SPEC] [--mask SIG_OR_OP] [-o OUT]
@@ -128,7 +127,7 @@ def write_json(out: Path, result: dict) -> None:
 def exit_code(result: dict) -> int:
     rows = result["failures"]
     if not rows:
-        return EXIT_CLEAN
+        return EXIT_OK
     if any("verified" in r and not r["verified"] for r in rows):
         return EXIT_NOT_REPRODUCED
     return EXIT_FOUND
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     if ns.list_ops:
         list_ops(console)
-        return EXIT_CLEAN
+        return EXIT_OK
     opts = options(ns)
     problem = validate(opts)
     if problem:
@@ -181,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         result = fuzz(opts, Console(stderr=True))
     except KeyboardInterrupt:
         console.print("[bold red]minify fuzz:[/bold red] interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     print_summary(result, console)
     return exit_code(result)
 

@@ -38,7 +38,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # the user's script, warming up must not slow it down; afterwards the forked processes are the
 # only busy ones, so the priority costs them nothing.
 NICENESS = 10
-OWN_PACKAGES = ("compiler", "minifier", "repro")
 
 
 def supported() -> bool:
