@@ -20,61 +20,54 @@ KINDS = ("accuracy", "compile_error")
 
 
 def patch_decomposition(op, kind="accuracy", form="add_one"):
-    """Replace Inductor's decomposition of aten `op` by a wrong one; returns undo."""
+    """Replace Inductor's decomposition of aten `op` by a wrong one; returns undo. Self-contained
+    (it imports only torch): a repro.py that plants the bug carries this function's source."""
     import torch
     from torch._inductor import decomposition
 
-    aten = torch.ops.aten
     packet_name, _, overload = op.partition(".")
-    packet = getattr(aten, packet_name)
+    packet = getattr(torch.ops.aten, packet_name)
     # select_decomp_table() returns one of these two dicts (the second is cached): patch both.
     tables = [decomposition.decompositions, decomposition.fast_random_decomps()]
     names = [overload] if overload else [n for n in packet.overloads()
                                          if any(getattr(packet, n) in t for t in tables)] or ["default"]
     targets = [getattr(packet, n) for n in names]
     busy = set()  # ops whose wrong decomposition is running: trace the op itself inside it
+    forms = {"negate": lambda t: -t, "double": lambda t: t * 2, "constant": lambda t: t * 0 + 3,
+             "truncate": torch.trunc}
 
     def wrong(t):
         if not isinstance(t, torch.Tensor):
             return t
-        if t.dtype == torch.bool:
-            return ~t
-        if form == "negate":
-            return -t
-        if form == "double":
-            return t * 2
-        if form == "constant":
-            return t * 0 + 3
-        if form == "truncate":
-            return torch.trunc(t)
-        return t + 1
+        return ~t if t.dtype == torch.bool else forms.get(form, lambda t: t + 1)(t)
 
-    undo_steps = []
-    for table in tables:
-        for target in targets:
-            original = table.get(target)
+    def right(target, original, args, kwargs):
+        """The right value: the original decomposition, else the op itself (traced as it is)."""
+        if original is not None:
+            return original(*args, **kwargs)
+        if target in busy:
+            return NotImplemented  # the tracer then records the op as it is
+        busy.add(target)
+        try:
+            return target(*args, **kwargs)
+        finally:
+            busy.discard(target)
 
-            def buggy(*args, _target=target, _original=original, **kwargs):
-                if kind == "compile_error":
-                    raise RuntimeError(f"injected decomposition bug: aten.{op} has no valid decomposition")
-                if _original is not None:
-                    out = _original(*args, **kwargs)
-                elif _target in busy:
-                    return NotImplemented  # the tracer then records the op as it is
-                else:
-                    busy.add(_target)
-                    try:
-                        out = _target(*args, **kwargs)
-                    finally:
-                        busy.discard(_target)
-                if out is NotImplemented:
-                    return out
-                if isinstance(out, (tuple, list)):  # e.g. (output, mean, rstd): only the output is wrong
-                    return (wrong(out[0]), *out[1:])
-                return wrong(out)
+    def buggy_for(target, original):
+        def buggy(*args, **kwargs):
+            if kind == "compile_error":
+                raise RuntimeError(f"injected decomposition bug: aten.{op} has no valid decomposition")
+            out = right(target, original, args, kwargs)
+            if out is NotImplemented:
+                return out
+            if isinstance(out, (tuple, list)):  # e.g. (output, mean, rstd): only the output is wrong
+                return (wrong(out[0]), *out[1:])
+            return wrong(out)
+        return buggy
 
-            table[target] = buggy
-            undo_steps.append((table, target, original))
+    undo_steps = [(table, target, table.get(target)) for table in tables for target in targets]
+    for table, target, original in undo_steps:
+        table[target] = buggy_for(target, original)
 
     def undo():
         for table, target, original in reversed(undo_steps):

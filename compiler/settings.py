@@ -28,7 +28,3 @@ def apply() -> None:
     for (module, name), value in VALUES.items():
         setattr(importlib.import_module(module), name, value)
 
-
-def inductor_patch() -> dict:
-    """The torch._inductor.config part of VALUES, as a config.patch() dict."""
-    return {name: v for (module, name), v in VALUES.items() if module == "torch._inductor.config"}

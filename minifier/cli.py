@@ -53,8 +53,8 @@ def parser() -> argparse.ArgumentParser:
 # `minify NAME ...` runs NAME's module: each defines `main(argv: list[str]) -> int`.
 SUBCOMMANDS: dict[str, str] = {
     "bench": "minifier.bench",
-    "fuzz": "minifier.fuzz.campaign",
-    "bisect": "minifier.blame.search",
+    "fuzz": "minifier.fuzz.command",
+    "bisect": "minifier.blame.command",
     "replay": "repro.replay",
     "test-from": "repro.testgen",
 }

@@ -81,6 +81,19 @@ def write_tests(root: Path, dest_dir: Path, with_injection: bool = False) -> lis
     return [write_test(folder, dest_dir, with_injection) for folder in folders]
 
 
+LOAD_ORACLE = textwrap.dedent('''\
+    def load_oracle():
+        """minify's oracle, by absolute path (a module of the same name elsewhere cannot shadow it)."""
+        if ORACLE.stem in sys.modules:
+            return sys.modules[ORACLE.stem]
+        if not ORACLE.is_file():
+            raise FileNotFoundError(f"{ORACLE} (minify's oracle) is missing; keep it beside this test")
+        spec = importlib.util.spec_from_file_location(ORACLE.stem, ORACLE)
+        oracle = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(oracle)
+        return oracle''')
+
+
 def _string_literal(text: str) -> str:
     """Multi-line source as a readable literal (raw triple quotes where they round-trip)."""
     if "'''" in text or text.endswith("\\") or "\r" in text:
@@ -88,10 +101,9 @@ def _string_literal(text: str) -> str:
     return "r'''\n" + text + "\n'''"
 
 
-def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
-                repro_dir: Path) -> str:
-    injection = manifest.get("injection_source") if with_injection else ""
-    isolate = manifest["signature"].startswith(CRASHING) or bool(injection)
+def _test_docstring(manifest: dict, injection: str, inputs_name: str | None, with_injection: bool,
+                    repro_dir: Path) -> str:
+    """What the test checks, where it came from and what it needs beside it."""
     message = (manifest.get("message") or "").strip().splitlines()[:1]
     planted = ""
     if manifest.get("injections") and not with_injection:
@@ -108,7 +120,14 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
            + f"Written from {repro_dir.resolve()} (torch {manifest.get('torch')}, device {manifest.get('device')}).\n"
            f"Needs torch, pytest and the files beside it: {manifest['oracle_file']}"
            + (f", {inputs_name}" if inputs_name else "") + ".\n")
-    lines = ['"""' + doc.replace('"""', "'''") + '"""',
+    return '"""' + doc.replace('"""', "'''") + '"""'
+
+
+def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
+                repro_dir: Path) -> str:
+    injection = manifest.get("injection_source") if with_injection else ""
+    isolate = manifest["signature"].startswith(CRASHING) or bool(injection)
+    lines = [_test_docstring(manifest, injection, inputs_name, with_injection, repro_dir),
              f"# minify-repro-id: {ident}",
              "import importlib.util", "import sys", "from pathlib import Path", "",
              *manifest.get("imports", ["import torch"]),
@@ -125,17 +144,7 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
               f"INJECTION = {_string_literal(injection)}" if injection
               else "INJECTION = None  # the planted bug is not part of this test",
               "", "", manifest["module_source"].rstrip(), "", "", manifest["make_inputs_source"].rstrip(), "", "",
-              textwrap.dedent('''\
-                def load_oracle():
-                    """minify's oracle, by absolute path (a module of the same name elsewhere cannot shadow it)."""
-                    if ORACLE.stem in sys.modules:
-                        return sys.modules[ORACLE.stem]
-                    if not ORACLE.is_file():
-                        raise FileNotFoundError(f"{ORACLE} (minify's oracle) is missing; keep it beside this test")
-                    spec = importlib.util.spec_from_file_location(ORACLE.stem, ORACLE)
-                    oracle = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-                    spec.loader.exec_module(oracle)
-                    return oracle'''),
+              LOAD_ORACLE,
               "", "",
               f"def {stem}():",
               "    oracle = load_oracle()",

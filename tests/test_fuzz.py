@@ -9,8 +9,11 @@ import torch
 from hypothesis import HealthCheck, given, seed, settings
 
 from conftest import run_minify
-from minifier.fuzz.campaign import Failure, Masks, classify, main
-from minifier.fuzz.strategies import Program, Step, catalog, programs
+from minifier.fuzz.command import main
+from minifier.fuzz.drawn_program import Program, Step
+from minifier.fuzz.failures import Failure, Masks, classify
+from minifier.fuzz.op_catalog import catalog
+from minifier.fuzz.strategies import programs
 
 # Twenty-two ops; the three carrying a planted bug are not first, so finding them takes drawing.
 OPS = ["abs", "add", "mul", "sub", "div", "sum", "amax", "mean", "where", "tanh", "nn.functional.relu",

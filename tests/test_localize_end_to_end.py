@@ -30,6 +30,9 @@ def test_neg_tutorial_model_names_the_neg_node_and_its_cpp_kernel(tmp_path):
     page = (tmp_path / "out" / "report.html").read_text()
     assert "<svg" in page and f'id="g0-kernel-{kernel["name"]}"' in page
     assert "divergent node" in proc.stdout and "cpp_fused" in proc.stdout
+    passes = report["passes"]  # per reduction pass, by its registered name: runs, compiles, successes
+    assert passes["cut_at_divergence"]["successes"] == 1 and all(p["runs"] >= 1 for p in passes.values())
+    assert sum(p["compiles"] for p in passes.values()) == report["reduce_compiles"]
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""`minify bisect REPRO_DIR`: which part of the compiler a minimal repro needs in order to fail.
+"""Which part of the compiler a minimal repro needs in order to fail (the search behind `minify bisect`).
 
 A verified repro says *what* fails; a compiler engineer next asks *where*: which
 decomposition, graph pass, node lowering, fusion, code path or config flag. Each question is
@@ -16,7 +16,6 @@ REPRO_DIR/blame.json together with the probes that ruled other parts out.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ from repro.manifest import ReproFolderError, read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED = 0, 2, 4
 
 
 @dataclass
@@ -338,68 +336,3 @@ def partitioner(search: Search) -> bool:
 def short(target: str) -> str:
     """`aten.sigmoid.default` for `torch.ops.aten.sigmoid.default`-like strings."""
     return target.replace("torch.ops.", "")
-
-
-def print_blame(report: dict, console=None) -> None:
-    """The findings as a rich table, then the parts ruled out."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    table = Table(title=f"blame: {report['signature']}", title_justify="left", show_lines=True)
-    table.add_column("what", no_wrap=True)
-    table.add_column("finding", ratio=3, overflow="fold")
-    table.add_column("run", ratio=2, overflow="fold")
-    table.add_column("verdict", no_wrap=True)
-    for f in report["blame"]:
-        run = dict(f.get("run") or {})
-        verdict = run.pop("verdict", "")
-        run.pop("outcome", None)
-        table.add_row(f["what"], f["finding"], json.dumps(run) if run else "", verdict)
-    for r in report["ruled_out"]:
-        switch = {k: v for k, v in r.items() if k not in ("what", "verdict", "outcome")}
-        table.add_row(f"[dim]{r['what']}[/dim]", "[dim]ruled out: still fails[/dim]" if r["verdict"] == "reproduces"
-                      else f"[dim]{r['verdict']}: {r.get('outcome', '')}[/dim]", f"[dim]{json.dumps(switch)}[/dim]",
-                      f"[dim]{r['verdict']}[/dim]")
-    console.print(table)
-    if not report["blame"]:
-        console.print("no single switch made the failure go away: no part of the compiler could be blamed")
-    console.print(f"{report['compiles']} compiles in {report['seconds']:.1f} s; written to "
-                  f"{Path(report['repro']) / BLAME_FILE}", highlight=False)
-
-
-def blame_lines(findings: list[dict]) -> list[str]:
-    """One plain line per finding (console summaries)."""
-    return [f"{f['what']}: {f['finding']}" for f in findings]
-
-
-def blame_markdown(findings: list[dict]) -> list[str]:
-    """The findings as a markdown table (issue.md): what, finding, the run that shows it."""
-    if not findings:
-        return ["No single switch tried (decompositions, passes, fusion, lowerings, code path, config flags) "
-                "made the failure go away."]
-    lines = ["| what | finding | run | verdict |", "|---|---|---|---|"]
-    for f in findings:
-        run = dict(f.get("run") or {})
-        verdict = run.pop("verdict", "")
-        run.pop("outcome", None)
-        cells = [f["what"], f["finding"], f"`{json.dumps(run)}`" if run else "", verdict]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return lines
-
-
-def main(argv: list[str]) -> int:
-    """`minify bisect REPRO_DIR`: exit 0 once blamed, 2 for a bad folder, 4 if it did not reproduce."""
-    p = argparse.ArgumentParser(prog="minify bisect", description="Find which decomposition, pass, lowering, "
-                                "fusion, code path or config flag a repro folder's failure needs.")
-    p.add_argument("repro_dir", type=Path, help="a folder written by minify (holds repro.py and repro.json)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the table")
-    ns = p.parse_args(argv)
-    say = (lambda text: None) if ns.quiet else (lambda text: print(text, flush=True))
-    try:
-        report = blame_report(ns.repro_dir, say)
-    except ReproFolderError as exc:
-        print(f"minify: {exc}")
-        return EXIT_BAD_INPUT
-    print_blame(report)
-    return EXIT_OK if report["reproduced"] else EXIT_NOT_REPRODUCED

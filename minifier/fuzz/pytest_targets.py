@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 from typing import Callable, Iterable
 
-from minifier.fuzz.campaign import Masks, classify, to_device
-from minifier.fuzz.strategies import Program, programs
+from minifier.fuzz.campaign import to_device
+from minifier.fuzz.drawn_program import Program
+from minifier.fuzz.failures import Masks, classify
+from minifier.fuzz.strategies import programs
 
 
 def check_program(program: Program, injections: Iterable = (), device: str = "cpu",

@@ -13,80 +13,95 @@ import contextlib
 
 import torch.fx as fx
 
+from compiler import inject
+from compiler.context import graph_modes
+from compiler.graph_code import module_from_source, module_source, trace_module
+from compiler.kernels import dynamo_op_names, generated_code
+from compiler.oracle import check
+from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
+from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
+from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
+from minifier.workers.protocol import resolve_inputs
 
-def run_divergence(job: dict, case_values) -> dict:
-    from compiler import inject
-    from compiler.graph_code import module_from_source, module_source, trace_module
-    from compiler.kernels import dynamo_op_names, generated_code
-    from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-    from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
-    from minifier.reduce.graph_edit import input_ref, placeholders, rebuild
-    from compiler.oracle import check
-    from minifier.workers.protocol import resolve_inputs
-    from compiler.context import graph_modes
 
-    spec = CompileSpec.from_dict(job["spec"])
-    values = case_values.get(job["case_dir"])
-    injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
-    model = module_from_source(job["source"])
-    gm = renamed(trace_module(model), job["node_names"], job["inputs"])
-    if gm is None:
-        return {"status": "invalid", "kind": "worker_error", "message": "the re-traced graph has other nodes"}
-    compiles = 0
+class DivergenceJob:
+    """One divergence question on this worker: the graph named as the pipeline names it, its
+    recorded values, how to compile it, and how many compiles it has cost so far."""
+
+    def __init__(self, job: dict, case_values):
+        self.job = job
+        self.spec = CompileSpec.from_dict(job["spec"])
+        self.values = case_values.get(job["case_dir"])
+        self.injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
+        self.tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
+        self.model = module_from_source(job["source"])
+        self.gm = renamed(trace_module(self.model), job["node_names"], job["inputs"])
+        self.compiles = 0
 
     @contextlib.contextmanager
-    def compiling(inputs, threads: int = 1):
-        with inject.injected(*injections), fresh_compile_state(spec), kernel_build_threads(threads), \
-                graph_modes(job.get("context") or {}, spec.grad_enabled, inputs):
+    def compiling(self, inputs, threads: int = 1):
+        with inject.injected(*self.injections), fresh_compile_state(self.spec), kernel_build_threads(threads), \
+                graph_modes(self.job.get("context") or {}, self.spec.grad_enabled, inputs):
             yield
 
-    def judge(candidate: fx.GraphModule, outputs: list[str]) -> dict | None:
-        nonlocal compiles
-        compiles += 1
+    def judge(self, candidate: fx.GraphModule, outputs: list[str]) -> dict | None:
+        """Compile and run `candidate`; the oracle's metrics of `outputs`."""
+        self.compiles += 1
         model = module_from_source(module_source(candidate))
-        inputs = resolve_inputs(values, [input_ref(p) for p in placeholders(candidate)])
-        with compiling(inputs, job.get("kernel_threads", 1)):
-            outcome = check(model, inputs, compile_for_stage(model, "inductor", spec), stage="inductor", **tolerance)
+        inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
+        with self.compiling(inputs, self.job.get("kernel_threads", 1)):
+            outcome = check(model, inputs, compile_for_stage(model, "inductor", self.spec), stage="inductor",
+                            **self.tolerance)
         return judged(outcome.__dict__, outputs)
 
-    def answer(found: list[str], metrics: dict, how: str) -> dict:
+    def answer(self, found: list[str], metrics: dict, how: str) -> dict:
         return {"status": "ok", "roots": found, "metrics": metrics, "observed": list(metrics), "how": how,
-                "compiles": compiles}
+                "compiles": self.compiles}
 
-    exposed = exposed_nodes(gm, values)
-    inputs = resolve_inputs(values, job["inputs"])
-    with compiling(inputs):
-        _, kernels = generated_code(model, inputs, spec)
-    compiles += 1  # code generated, nothing built
-    calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
-    ours = dict(zip(dynamo_op_names(gm), calls))
-    node_kernels: dict[str, set] = {}
-    for kernel in kernels:
-        for name in kernel.nodes:
-            if name in ours:
-                node_kernels.setdefault(ours[name], set()).add(kernel.name)
-    stored = stored_nodes(gm, exposed, node_kernels, {k.name for k in kernels if k.in_place})
-    metrics = judge(rebuild(gm, outputs=stored), stored) if stored else None
+    def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
+        """Which kernels compute each node (Inductor's code generated, nothing built), and the
+        kernels that write in place."""
+        inputs = resolve_inputs(self.values, self.job["inputs"])
+        with self.compiling(inputs):
+            _, kernels = generated_code(self.model, inputs, self.spec)
+        self.compiles += 1  # code generated, nothing built
+        gm = self.gm
+        calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+        ours = dict(zip(dynamo_op_names(gm), calls))
+        node_kernels: dict[str, set] = {}
+        for kernel in kernels:
+            for name in kernel.nodes:
+                if name in ours:
+                    node_kernels.setdefault(ours[name], set()).add(kernel.name)
+        return node_kernels, {k.name for k in kernels if k.in_place}
+
+
+def run_divergence(job: dict, case_values) -> dict:
+    """Stored values first, then the inside of the first wrong kernel, then every intermediate."""
+    d = DivergenceJob(job, case_values)
+    gm = d.gm
+    if gm is None:
+        return {"status": "invalid", "kind": "worker_error", "message": "the re-traced graph has other nodes"}
+    exposed = exposed_nodes(gm, d.values)
+    stored = stored_nodes(gm, exposed, *d.kernels_by_node())
+    metrics = d.judge(rebuild(gm, outputs=stored), stored) if stored else None
     found = roots(gm, metrics) if metrics else []
     if found:
-        inner = inside_of(gm, found, metrics, exposed, values)
+        inner = inside_of(gm, found, metrics, exposed, d.values)
         if inner is None:
-            return answer(found, metrics, "stored")
-        inside = judge(*inner)
+            return d.answer(found, metrics, "stored")
+        inside = d.judge(*inner)
         refined = roots(inner[0], inside) if inside else []
         if refined:
-            return answer(refined, {**metrics, **inside}, "stored")
-    every = judge(rebuild(gm, outputs=exposed), exposed)
-    return answer(roots(gm, every) if every else [], every or {}, "every")
+            return d.answer(refined, {**metrics, **inside}, "stored")
+    every = d.judge(rebuild(gm, outputs=exposed), exposed)
+    return d.answer(roots(gm, every) if every else [], every or {}, "every")
 
 
 def renamed(traced: fx.GraphModule, names: list[str], refs: list) -> fx.GraphModule | None:
     """`traced` with its nodes named as the pipeline names them (`names`: every node but the
     inputs and the output, in graph order) and its inputs fed by `refs`; None if the node
     counts differ."""
-    from minifier.reduce.graph_edit import new_module
-
     nodes = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
     inputs = [n for n in traced.graph.nodes if n.op == "placeholder"]
     if len(nodes) != len(names) or len(inputs) != len(refs):

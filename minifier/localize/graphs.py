@@ -19,6 +19,7 @@ from compiler.stages import STAGES
 from minifier.localize.capture_run import GraphRecord
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.reduce.delta import shortest_failing_prefix
 from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")
@@ -175,13 +176,8 @@ def _prefix_bracket(gm: fx.GraphModule, ev: Evaluator) -> dict | None:
     ops = op_nodes(gm)
     if len(ops) < 2:
         return None
-    lo, hi = 0, len(ops) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ev.test(rebuild(gm, outputs=sinks(gm, mid))) == REPRODUCES:
-            hi = mid
-        else:
-            lo = mid + 1
+    fails = lambda points: 0 if ev.test(rebuild(gm, outputs=sinks(gm, points[0]))) == REPRODUCES else None
+    hi = shortest_failing_prefix(0, len(ops) - 1, fails)
     return {"fails_with_ops_up_to": ops[hi].name, "passes_with_ops_up_to": ops[hi - 1].name if hi else None,
             "prefix_ops": hi + 1, "of": len(ops)}
 

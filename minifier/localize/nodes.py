@@ -11,7 +11,7 @@ import re
 import torch
 import torch.fx as fx
 
-from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes
+from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes, rebuild
 
 
 def exposed_nodes(gm: fx.GraphModule, values: dict) -> list[str]:

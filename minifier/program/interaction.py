@@ -135,9 +135,20 @@ class Interaction:
         return asdict(self)
 
 
-def find_interaction(script: Path, args: list[str], capture: Capture, eager: Capture, wanted: EndToEnd,
-                     work: Path, timeout: float, atol=None, rtol=None,
-                     say: Callable[[str], None] = lambda s: None, injections: list[str] = ()) -> Interaction:
+@dataclass
+class Rerun:
+    """How the subset search runs the user's script again: the same arguments, planted bugs and
+    time limit, each run in a folder of its own under `work`."""
+
+    script: Path
+    args: list[str]
+    work: Path
+    timeout: float
+    injections: list[str] = field(default_factory=list)
+
+
+def find_interaction(rerun: Rerun, capture: Capture, eager: Capture, wanted: EndToEnd, atol=None, rtol=None,
+                     say: Callable[[str], None] = lambda s: None) -> Interaction:
     """Smallest set of graphs that must be compiled for `wanted` to show (the rest run eagerly)."""
     start = time.perf_counter()
     keys = [g.key for g in capture.graphs]
@@ -150,8 +161,8 @@ def find_interaction(script: Path, args: list[str], capture: Capture, eager: Cap
             if len(runs) >= MAX_RUNS:
                 return False
             n = len(runs)
-            run = run_capture(script, args, work / f"subset_{n}", work / f"subset_{n}.log", timeout,
-                              injections=injections, only=sorted(chosen, key=keys.index))
+            run = run_capture(rerun.script, rerun.args, rerun.work / f"subset_{n}", rerun.work / f"subset_{n}.log",
+                              rerun.timeout, injections=rerun.injections, only=sorted(chosen, key=keys.index))
             cache[chosen] = same_failure(run, eager, wanted, atol, rtol)
             runs.append({"keys": sorted(chosen, key=keys.index), "fails": cache[chosen],
                          "seconds": round(run.seconds, 2)})

@@ -14,7 +14,8 @@ import torch.fx as fx
 
 from compiler.stages import STAGES
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
+from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
+from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, rebuild
 from minifier.reduce.passes import Context
 from minifier.reduce.reducer import reduce_graph
@@ -70,13 +71,25 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
 
+@dataclass
+class BugSearch:
+    """What the bug search of every failing graph shares: how many replays confirm a bug, where
+    progress goes, the reduction budget, the bugs found so far (by key, so that a bug repeated
+    in a later graph is reduced once) and who hears of each reduced bug at once (its repro is
+    verified while the search for the next bug goes on)."""
+
+    tries: int
+    say: Callable[[str], None] = lambda text: None
+    budget: Budget | None = None
+    resume: bool = False
+    known: dict = field(default_factory=dict)
+    on_reduced: Callable[[Bug], None] = lambda bug: None
+
+
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
-                  known: dict, tries: int, say: Callable[[str], None], reduce_opts: dict,
-                  on_reduced: Callable[[Bug], None] = lambda bug: None) -> list[Bug]:
-    """Confirm, localize and reduce each distinct bug of graph `index`; `known` maps the keys
-    of bugs already found (in earlier graphs) to them, so a repeated bug is reduced once.
-    `on_reduced` hears of each reduced bug at once (its repro is verified while the search
-    for the next bug goes on)."""
+                  search: BugSearch) -> list[Bug]:
+    """Confirm, localize and reduce each distinct bug of graph `index`, masking each one found
+    before looking for the next."""
     bugs: list[Bug] = []
     masked: set[str] = set()
     for _ in range(MAX_BUGS_PER_GRAPH):
@@ -89,48 +102,66 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             if answer.get("status") != "fail":
                 break
             ev.signature = answer["signature"]
-        ev.prefetch(speculative_checks(current, tries, ev.signature, values))
-        answers = ev.repeats(current, tries)
-        hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
-        kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
-        message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
-        bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(current)))
-        if hits < tries:
+        bug = confirm(index, current, values, ev, search.tries)
+        if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
             break
-        if kind != "hang":
-            ev.timeout = max(60.0, 10 * max(a.get("seconds", 0.0) for a in answers))
-        say(f"graph {index}: {kind} reproduces {hits}/{tries}; finding the first failing stage")
-        stage, stage_answer = first_failing_stage(ev, current, kind)
-        if stage != "inductor":
-            ev.stage, ev.signature = stage, stage_answer["signature"]
-        bug.stage, bug.signature = ev.stage, ev.signature
-        if kind == "accuracy":
-            divergence = find_divergence(current, ev, values)
-            if divergence and divergence.roots:
-                bug.culprit, bug.divergent_roots = divergence.roots[0], divergence.roots
-                bug.culprit_metrics = divergence.metrics.get(bug.culprit)
-                ev.culprit = bug.culprit
+        locate(bug, current, values, ev, search.say)
         label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
-        if bug.key(label) in known:
-            if index != known[bug.key(label)].graph:
-                known[bug.key(label)].also_in.append(index)
-            say(f"graph {index}: same bug as graph {known[bug.key(label)].graph}")
+        if bug.key(label) in search.known:
+            same = search.known[bug.key(label)]
+            if index != same.graph:
+                same.also_in.append(index)
+            search.say(f"graph {index}: same bug as graph {same.graph}")
             if not bug.culprit:
                 break
             masked.add(bug.culprit)
             continue
-        say(f"graph {index}: reducing {bug.ops_before} ops ({kind} at {ev.stage}"
-            f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
-        ctx = Context(values=values, kind=kind, window=ev.pool.size)
-        if bug.culprit:
-            ctx.notes["first_divergent"] = bug.culprit
-        bug.small = reduce_graph(current, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
-                                 **reduce_opts)
-        bug.notes.update(ctx.notes)
-        known[bug.key(label)] = bug
+        reduce_bug(bug, current, values, ev, search)
+        search.known[bug.key(label)] = bug
         bugs.append(bug)
-        on_reduced(bug)
+        search.on_reduced(bug)
         masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
     return bugs
+
+
+def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> Bug:
+    """Replay the graph `tries` times (k of k); what it leads to is asked for at once."""
+    ev.prefetch(speculative_checks(gm, tries, ev.signature, values))
+    answers = ev.repeats(gm, tries)
+    hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
+    kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
+    message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
+    if hits == tries and kind != "hang":
+        ev.timeout = stuck_after(max(a.get("seconds", 0.0) for a in answers))
+    return Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
+
+
+def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Callable[[str], None]) -> None:
+    """The first failing stage and, for an accuracy bug, the node where values first diverge:
+    the evaluator asks about that stage and keeps that node from now on."""
+    say(f"graph {bug.graph}: {bug.kind} reproduces {bug.reproduced}/{bug.tries}; finding the first failing stage")
+    stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
+    if stage != "inductor":
+        ev.stage, ev.signature = stage, stage_answer["signature"]
+    bug.stage, bug.signature = ev.stage, ev.signature
+    if bug.kind == "accuracy":
+        divergence = find_divergence(gm, ev, values)
+        if divergence and divergence.roots:
+            bug.culprit, bug.divergent_roots = divergence.roots[0], divergence.roots
+            bug.culprit_metrics = divergence.metrics.get(bug.culprit)
+            ev.culprit = bug.culprit
+
+
+def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch) -> None:
+    """Reduce the confirmed bug's graph into `bug.small`."""
+    say = search.say
+    say(f"graph {bug.graph}: reducing {bug.ops_before} ops ({bug.kind} at {ev.stage}"
+        f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
+    ctx = Context(values=values, kind=bug.kind, window=ev.pool.size)
+    if bug.culprit:
+        ctx.notes["first_divergent"] = bug.culprit
+    bug.small = reduce_graph(gm, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
+                             budget=search.budget, resume=search.resume)
+    bug.notes.update(ctx.notes)

@@ -29,6 +29,25 @@ def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int
     return None
 
 
+def shortest_failing_prefix(lo: int, hi: int, first_failing: Callable[[list[int]], int | None],
+                            splits: int = 1) -> int:
+    """The smallest n in [lo, hi] whose prefix fails, given that prefix `hi` does (failing is
+    taken to be monotone: a prefix that holds the culprit fails). Each round asks about
+    `splits` points dividing the range evenly, shortest first: `first_failing(points)` is the
+    index of the first failing one, or None. splits=1 is a binary search; splits=2 checks two
+    prefixes side by side (log3 rounds); splits=hi-lo scans every prefix in order. The points
+    never depend on how they are checked, so the answer does not either."""
+    while lo < hi:
+        points = sorted({lo + (hi - lo) * i // (splits + 1) for i in range(1, splits + 1)})
+        hit = first_failing(points)
+        if hit is None:
+            lo = points[-1] + 1
+        else:
+            hi = points[hit]
+            lo = points[hit - 1] + 1 if hit > 0 else lo
+    return hi
+
+
 def ddmin(ev: Evaluator, items: Sequence[T], build: Callable[[list[T]], object], window: int = 1) -> list[T]:
     """Smallest subset of `items` (1-minimal) whose candidate `build(subset)` still reproduces.
 

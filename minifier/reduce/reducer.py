@@ -21,25 +21,10 @@ from minifier.reduce.budget import Budget, Exhausted, Guarded
 from minifier.reduce.checkpoint import Checkpoint, fingerprint
 from minifier.workers.evaluate import Evaluator
 from minifier.reduce.passes import Context
-from minifier.reduce.passes.cut_after_culprit import cut_after_culprit
-from minifier.reduce.passes.cut_at_divergence import cut_at_divergence
-from minifier.reduce.passes.drop_unit_dims import drop_unit_dims
-from minifier.reduce.passes.fold_into_input import fold_into_input
-from minifier.reduce.passes.isolate_op import isolate_last_op
-from minifier.reduce.passes.make_contiguous import make_contiguous
-from minifier.reduce.passes.remove_outputs import remove_outputs
-from minifier.reduce.passes.replace_convs_with_channels_last_inputs import replace_convs_with_channels_last_inputs
-from minifier.reduce.passes.replace_operands import replace_operands
-from minifier.reduce.passes.replace_ops_with_inputs import replace_ops_with_inputs
-from minifier.reduce.passes.shrink_shapes import shrink_shapes
-from minifier.reduce.passes.simplify_values import simplify_values
+from minifier.reduce.passes.registry import PASSES, Pass
 from minifier.reduce.score import score
 from minifier.reduce.validate import validator, why_invalid
 
-# Structure first (fewest ops), then operands, then the inputs: strides before sizes (a
-# one-element tensor has no strides left to lose), sizes before rank, values last.
-PASSES = (cut_at_divergence, cut_after_culprit, isolate_last_op, remove_outputs, replace_ops_with_inputs,
-          replace_convs_with_channels_last_inputs, replace_operands, fold_into_input, make_contiguous, shrink_shapes, drop_unit_dims, simplify_values)
 MAX_ROUNDS = 5
 
 
@@ -57,17 +42,19 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
     if resume:
         ctx.notes["resumed_answers"] = store.load_answers(ev.cache)
     guard = Guarded(ev, budget, lambda g: score(g, ctx.values), gm)
+    stats = ctx.notes.setdefault("passes", {p.name: {"runs": 0, "compiles": 0, "successes": 0} for p in PASSES})
     best = gm
     try:
         budget.check()
         for _ in range(MAX_ROUNDS):
             shrunk = False
             for reduction in PASSES:
-                smaller = reduction(best, guard, ctx)
+                smaller = _run_pass(reduction, best, guard, ctx, stats[reduction.name])
                 if smaller is not None and score(smaller, ctx.values) < score(best, ctx.values):
                     best, shrunk = smaller, True
+                    stats[reduction.name]["successes"] += 1
                     store.save(ev.cache, ev.signature, best)
-                    progress(reduction.__name__, best)
+                    progress(reduction.name, best)
             if not shrunk:
                 break
     except Exhausted as stop:
@@ -80,3 +67,14 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
         answers = None if ctx.notes["stopped"] == "interrupted" else ev.cache
         store.save(answers, ev.signature, best, stopped=ctx.notes["stopped"])
     return best
+
+
+def _run_pass(reduction: Pass, gm: fx.GraphModule, guard: Guarded, ctx: Context, stats: dict) -> fx.GraphModule | None:
+    """One run of a pass, its compiles (those charged to the budget while it ran) counted in
+    `stats` (Hypothesis's ShrinkPass accounting: which passes earn their compiles)."""
+    spent = guard.budget.spent
+    stats["runs"] += 1
+    try:
+        return reduction.fn(gm, guard, ctx)
+    finally:
+        stats["compiles"] += guard.budget.spent - spent

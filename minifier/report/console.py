@@ -8,7 +8,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from minifier.blame.search import blame_lines
+from minifier.blame.render import blame_lines
 from minifier.reduce.graph_edit import op_nodes
 
 

@@ -25,6 +25,14 @@ NO_COMPILE_KINDS = {"eager_error", "nondeterministic", "worker_error"}
 MIN_ADAPTIVE_TIMEOUT = 60.0
 
 
+def stuck_after(seconds: float) -> float:
+    """The time after which a run is stuck, for a graph whose runs took `seconds`: ten times as
+    long (at least a minute). A C++ `throw` inside an OpenMP loop can deadlock ("terminate called
+    recursively") instead of aborting; without a limit each such candidate would hold a worker
+    for the pool's full timeout."""
+    return max(MIN_ADAPTIVE_TIMEOUT, 10 * seconds)
+
+
 @dataclass
 class Evaluator:
     pool: WorkerPool
@@ -56,11 +64,9 @@ class Evaluator:
                 **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
 
     def adaptive_timeout(self) -> float:
-        """Candidates are smaller than the graph first checked, so one that runs 10x longer than
-        the slowest answer so far (at least a minute) is stuck: a C++ `throw` inside an OpenMP
-        loop can deadlock ("terminate called recursively") instead of aborting. Without this
-        each such candidate would hold a worker for the pool's full timeout."""
-        return min(self.pool.timeout, max(MIN_ADAPTIVE_TIMEOUT, 10 * self.slowest))
+        """Candidates are smaller than the graph first checked, so one that runs much longer than
+        the slowest answer so far is stuck (`stuck_after`)."""
+        return min(self.pool.timeout, stuck_after(self.slowest))
 
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
         """Check candidates on as many workers as there are, answers in the given order.

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minifier.exit_codes import EXIT_BAD_INPUT
 from minifier.localize.capture_run import RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 2, 3, 4
 
 
 class UserError(Exception):

@@ -9,7 +9,7 @@ shortest reproducing one wins, so `-j 1` finds the same cut.
 """
 from __future__ import annotations
 
-from minifier.reduce.delta import first_reproducing
+from minifier.reduce.delta import first_reproducing, shortest_failing_prefix
 from minifier.reduce.graph_edit import op_nodes, rebuild, sinks
 from minifier.reduce.passes import Context
 
@@ -20,15 +20,7 @@ def cut_after_culprit(gm, ev, ctx: Context):
     ops = op_nodes(gm)
     if len(ops) < 2:
         return None
-    lo, hi = 0, len(ops) - 1  # the full graph (prefix hi) reproduces
-    best = None
-    while lo < hi:
-        points = sorted({lo + (hi - lo) * i // (SPLITS + 1) for i in range(1, SPLITS + 1)})
-        hit = first_reproducing(ev, lambda upto: rebuild(gm, outputs=sinks(gm, upto)), points, ctx.window)
-        if hit is None:
-            lo = points[-1] + 1
-        else:
-            hi = points[hit]
-            best = rebuild(gm, outputs=sinks(gm, hi))
-            lo = points[hit - 1] + 1 if hit > 0 else lo
-    return best
+    prefix = lambda upto: rebuild(gm, outputs=sinks(gm, upto))
+    full = len(ops) - 1  # the full graph (prefix `full`) reproduces
+    cut = shortest_failing_prefix(0, full, lambda points: first_reproducing(ev, prefix, points, ctx.window), SPLITS)
+    return prefix(cut) if cut < full else None

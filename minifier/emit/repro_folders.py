@@ -1,0 +1,108 @@
+"""Each reduced bug's repro folder is written and verified (in a fresh process) while the search
+for further bugs goes on on the workers; one at a time, in the order the bugs were found. Blame
+runs beside each verification."""
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from compiler.inject import Injection
+from compiler.stages import CompileSpec
+from minifier.blame.search import blame
+from minifier.localize.capture_run import Capture
+from minifier.reduce.bugs import Bug
+from minifier.reduce.graph_edit import canonical, graph_inputs
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.launch import Launched, Options
+from repro.manifest import ReproFolderError
+from repro.verify import run_repro
+from repro.writer import ReproInfo, write_repro
+
+
+@dataclass
+class ReproJob:
+    """One reduced bug to write as a repro folder and verify: `final` is its reduced graph's
+    answer, `prewarmed` what runs repro.py."""
+
+    bug: Bug
+    folder: Path
+    ev: Evaluator
+    final: dict
+    prewarmed: Any = None
+
+
+class Verifications:
+    """The repro folders of one run: the first bug's in the output folder, later ones in bug-k/.
+    `verifiers` hands out what runs repro.py (None: no verification)."""
+
+    def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture,
+                 evaluators: dict[int, Evaluator]):
+        self.opts, self.ui, self.launched, self.verifiers = opts, ui, launched, verifiers
+        self.capture, self.evaluators = capture, evaluators  # evaluators: by graph index
+        self.executor = ThreadPoolExecutor(1)
+        self.rows: dict[int, Future] = {}  # id(bug) -> its report row, once verified
+
+    def submit(self, bug: Bug) -> None:
+        ev = self.evaluators[bug.graph]
+        final = ev.outcomes([bug.small], stage=bug.stage)[0]  # cached: asked here, on this thread
+        out = self.launched.out
+        folder = out if not self.rows else out / f"bug-{len(self.rows) + 1}"
+        prewarmed = self.verifiers.take(another=True) if self.verifiers is not None else None
+        self.rows[id(bug)] = self.executor.submit(self.write_and_verify, ReproJob(bug, folder, ev, final, prewarmed))
+
+    def row(self, bug: Bug) -> dict:
+        return self.rows[id(bug)].result()
+
+    def write_and_verify(self, job: ReproJob) -> dict:
+        """Write the repro of `job.bug` and verify it; its report row."""
+        repro, row = write_repro_folder(job, self.opts, self.capture)
+        # Blame runs beside the fresh-process verification (each is one process that mostly waits on
+        # its own import and compile); its answer is kept only if the repro verifies.
+        with ThreadPoolExecutor(1) as side:
+            blamed = side.submit(blame_folder, job.folder, self.ui, self.launched.zygote) if self.opts.blame else None
+            if self.opts.verify:
+                self.ui.step(f"verifying {repro} in a fresh process")
+                verification = run_repro(repro, prewarmed=job.prewarmed)
+                row.update(verified=verification.reproduced, verify_line=verification.line)
+            row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
+            if blamed is not None and row.get("verified") is not False:
+                row.update(blamed.result())
+        return row
+
+
+def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:
+    """repro.py and its folder for `job.bug`; its path and the report row so far."""
+    bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
+    values = torch.load(ev.case_dir / "values.pt", weights_only=True)
+    record = next(g.record for g in capture.graphs if g.index == bug.graph)
+    spec, seed = ev.spec, None
+    if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does
+        spec, seed = CompileSpec.from_dict({**ev.spec.to_dict(), "config": {**ev.spec.config,
+                                                                            "fallback_random": True}}), 0
+    info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
+                     message=final.get("message") or bug.message, spec=spec,
+                     injections=[Injection.from_dict(d) for d in ev.injections],
+                     source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
+                     atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed,
+                     context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
+    small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
+    repro = write_repro(folder, small, graph_inputs(small, values), info)
+    manifest = json.loads((folder / "repro.json").read_text())
+    row = {"repro": str(repro), "inputs": str(folder / manifest["inputs_file"]) if manifest.get("inputs_file")
+           else None, "final_metrics": final.get("metrics"), "reference": final.get("reference"),
+           "graph_code": manifest["module_source"]}
+    return repro, row
+
+
+def blame_folder(folder: Path, ui, zygote=None) -> dict:
+    ui.step(f"finding the compiler part to blame for {folder.name}")
+    try:
+        return {"blame": blame(folder, say=ui.step, zygote=zygote)}  # also written to folder/blame.json
+    except ReproFolderError as exc:
+        return {"blame_error": str(exc)}

@@ -1,0 +1,85 @@
+"""Each distinct fuzzing failure as a small standalone script (`OUT/cases/<name>.py`, a
+torch.compile'd function on saved inputs, with any planted bug), handed to the normal pipeline,
+which captures, reduces, writes `OUT/bug-k/repro.py`, verifies it in a fresh process and writes
+a regression test into `OUT/tests/`."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+from minifier.fuzz.campaign import FuzzOptions, to_device
+from minifier.fuzz.failures import Failure
+
+
+CASE_TEMPLATE = '''"""Found by `minify fuzz` (seed {seed}, example {example}): {key}
+
+{message}
+Inputs: {inputs}
+"""
+from pathlib import Path
+
+import torch
+{plant}
+
+{function}
+
+def main():
+    inputs = torch.load(Path(__file__).with_name({inputs_file!r}), weights_only=True)
+    return torch.compile(program)(*inputs)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def case_name(index: int, failure: Failure) -> str:
+    ops = "_".join(re.sub(r"\W+", "_", op.split(".")[-1]) for op in failure.suspects[:3])
+    return f"fuzz_{index}_{ops}_{failure.kind}"
+
+
+def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> Path:
+    """A standalone script that compiles the failing program on its saved inputs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = failure.program
+    torch.save([to_device(t, opts.device) for t in program.input_list()], folder / f"{name}.pt")
+    plant = "".join(f"\nplant({spec!r})" for spec in opts.injections)
+    plant = f"\nfrom compiler.inject import plant\n{plant}\n" if plant else ""
+    script = folder / f"{name}.py"
+    script.write_text(CASE_TEMPLATE.format(
+        seed=opts.seed, example=failure.example, key=failure.key, message=failure.message.replace('"""', "'''"),
+        inputs="; ".join(program.describe_inputs()), plant=plant, function=program.function_source(),
+        inputs_file=f"{name}.pt"))
+    return script
+
+
+def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool) -> dict:
+    """Run the normal minify pipeline on a case script; the row fuzz.json keeps."""
+    from minifier.pipeline import Options, UserError, run
+    from minifier.report.console import ConsoleUI
+
+    try:
+        result = run(Options(script=script, out=out, emit_test=tests), ConsoleUI(quiet=quiet))
+    except UserError as exc:
+        return {"exit": exc.code, "error": str(exc), "verified": False}
+    report = result.report
+    return {"exit": result.code, "repro": report.get("repro"), "verified": report.get("verified", False),
+            "reduced_ops": report.get("ops"), "stage": report.get("stage"),
+            "repro_signature": (report.get("failure") or {}).get("signature"), "tests": report.get("tests", []),
+            "error": None if result.code == 0 else report.get("status")}
+
+
+def mark_duplicates(rows: list[dict]) -> None:
+    """Failures that reduce to the same ops with the same signature are one bug."""
+    seen: dict[tuple, int] = {}
+    for number, row in enumerate(rows, 1):
+        if not row.get("verified") or not row.get("reduced_ops"):
+            continue
+        ident = (row.get("repro_signature"), tuple(row["reduced_ops"]))
+        if ident in seen:
+            row["duplicate_of"] = seen[ident]
+        else:
+            seen[ident] = number
+

@@ -1,0 +1,131 @@
+"""The zygote's own program, as the text a fresh `python -c` runs (BOOT), and the start of a
+process that hosts the zygote (HOSTED_BOOT). Text, not code of this package: it runs in a process
+of its own and imports nothing of minify's."""
+
+# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2]); it imports
+# nothing of minify's.
+BOOT = r"""
+import json, os, select, socket, sys, time, traceback
+started = time.time()
+ctl = socket.socket(fileno=int(sys.argv[1]))
+ctl.send(json.dumps({'zygote': os.getpid()}).encode())
+os.nice(int(sys.argv[2]))
+import torch
+import torch._functorch.config as functorch_config
+import torch._inductor.config as inductor_config
+saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
+inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
+inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
+functorch_config.enable_autograd_cache = False
+
+
+def toy(x, w):  # a matmul, a decomposition, reductions, pointwise ops
+    h = torch.nn.functional.layer_norm(torch.nn.functional.linear(x, w), (8,))
+    return torch.softmax(h, -1).sum(-1)
+
+
+try:
+    torch.compile(toy)(torch.randn(8, 8), torch.randn(8, 8))
+except Exception:
+    traceback.print_exc()
+torch._dynamo.reset()
+inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache = saved
+print(f"warmed up in {time.time() - started:.1f} s", flush=True)
+
+
+def child(request):
+    ctl.close()
+    for fd in (0, 1, 2):
+        os.dup2(request['fds'][fd], fd)
+    for fd in set(request['fds']):
+        if fd > 2:
+            os.close(fd)
+    sys.stdin = open(0, 'r', closefd=False)
+    sys.stdout = open(1, 'w', closefd=False)
+    sys.stderr = open(2, 'w', closefd=False)
+    os.chdir(request['cwd'])
+    code = 0
+    try:
+        import runpy
+        if request['kind'] == 'module':
+            sys.path[0:0] = [request['root']]
+            sys.argv = [request['module'], *request['args']]
+            runpy.run_module(request['module'], run_name='__main__', alter_sys=True)
+        else:
+            sys.argv = [request['script'], *request['args']]
+            sys.path[0] = os.path.dirname(request['script'])
+            runpy.run_path(request['script'], run_name='__main__')
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+
+
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        ctl.send(json.dumps({'exit': pid, 'code': os.waitstatus_to_exitcode(status)}).encode())
+
+
+ctl.send(b'{"ready": true}')
+while True:
+    ready, _, _ = select.select([ctl], [], [], 0.05)
+    reap()
+    if not ready:
+        continue
+    data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)
+    if not data:
+        break
+    request = json.loads(data)
+    request['fds'] = fds
+    pid = os.fork()
+    if pid == 0:
+        child(request)
+    for fd in fds:
+        os.close(fd)
+    ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
+os._exit(0)  # no teardown of torch: nothing here needs it
+"""
+
+
+# The start of a process that hosts the zygote (the capture: see Zygote.host_command). It imports what
+# both need, then forks the zygote, which renices itself and warms up while the host goes on at
+# full priority with the code that follows (argv[1:4]: socket fd, zygote log, niceness).
+HOSTED_BOOT = f"""
+import os, sys
+_fd, _log, _nice = sys.argv[1:4]
+del sys.argv[1:4]
+import torch
+import torch._dynamo
+import torch._inductor.compile_fx
+if os.fork() == 0:
+    os.chdir(os.path.dirname(_log))
+    _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(_out, 1)
+    os.dup2(_out, 2)
+    sys.argv = ["minify-zygote", _fd, _nice]
+    try:
+        exec(compile({BOOT!r}, "<minify-zygote>", "exec"), {{"__name__": "__main__"}})
+    finally:
+        os._exit(0)
+os.close(int(_fd))
+del _fd, _log, _nice
+"""
