@@ -21,6 +21,9 @@ from an eager run with the bug and match it without. CUDA cases are skipped with
     PYTHONPATH=. python corpus/check_manifest.py [-k SUBSTR] [--cases a,b] [--device cpu|cuda] [--update]
 
 `--update` writes the measured `graphs` and `fx_nodes` of checked cases back to manifest.json.
+
+Foreign programs (`programs/manifest.json`, kind `none`: nothing may fail) run step 2 only: no
+graph may fail and the number of Dynamo graphs must match; there is no bug to remove.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from compiler.oracle import check, clone_inputs, flatten
 
 CORPUS = Path(__file__).resolve().parent
 MANIFEST = CORPUS / "manifest.json"
+PROGRAMS = CORPUS / "programs" / "manifest.json"  # foreign programs: expected answer "nothing fails"
 MARK = "@@corpus-check "  # lines the child prints about its graphs
 
 
@@ -74,12 +78,17 @@ class Checked:
 
 
 def load_manifest() -> list[dict]:
-    return json.loads(MANIFEST.read_text())
+    """Planted-bug cases, then the foreign programs (kind `none`)."""
+    programs = json.loads(PROGRAMS.read_text()) if PROGRAMS.exists() else []
+    return json.loads(MANIFEST.read_text()) + programs
 
 
 def write_manifest(entries: list[dict]) -> None:
-    """One entry a line: readable, and a new case is a one-line diff."""
-    MANIFEST.write_text("[\n" + ",\n".join("  " + json.dumps(e) for e in entries) + "\n]\n")
+    """One entry a line: readable, and a new case is a one-line diff. Each entry goes back to its file."""
+    for path, wanted in ((MANIFEST, lambda e: e["kind"] != "none"), (PROGRAMS, lambda e: e["kind"] == "none")):
+        chosen = [e for e in entries if wanted(e)]
+        if chosen or path == MANIFEST:
+            path.write_text("[\n" + ",\n".join("  " + json.dumps(e) for e in chosen) + "\n]\n")
 
 
 class Recorder:
@@ -205,6 +214,25 @@ def check_case(case: dict) -> Checked:
     config_before = torch._inductor.config.get_config_copy()
     backward = "backward" in case.get("tags", [])
     try:
+        if case["kind"] == "none":  # a foreign program: one recorded run, nothing may fail
+            recorder = Recorder()
+            torch._dynamo.reset()
+            torch.compile = recorder.compile  # its top level may compile too (`@torch.compile def ...`)
+            try:
+                main = runpy.run_path(str(CORPUS / case["script"]), run_name="corpus_case")["main"]
+            finally:
+                torch.compile = ORIGINAL_COMPILE
+            _, error = run_main(main, recorder)
+            out.graphs = len(recorder.graphs)
+            out.failing = [g.index for g in recorder.graphs if g.kind]
+            failing = [g for g in recorder.graphs if g.kind]
+            if failing:
+                out.kind, out.message = failing[0].kind, failing[0].message
+            if error:
+                out.problems.append(f"the program fails: {error}")
+            out.problems += compare(case, out)
+            out.seconds = time.perf_counter() - start
+            return out
         namespace = runpy.run_path(str(CORPUS / case["script"]), run_name="corpus_case")
         main = namespace["main"]
         if case["kind"] == "crash" or (case["device"] == "cuda" and case["kind"] == "runtime_error"):
@@ -252,6 +280,10 @@ def compare(case: dict, got: Checked) -> list[str]:
     problems = []
     if got.graphs != case["graphs"]:
         problems.append(f"graphs {got.graphs} != {case['graphs']}")
+    if case["kind"] == "none":
+        if got.failing:
+            problems.append(f"graphs {got.failing} fail ({got.kind}: {got.message[:200]}), expected nothing to fail")
+        return problems
     if got.fx_nodes != case["fx_nodes"]:
         problems.append(f"fx_nodes {got.fx_nodes} != {case['fx_nodes']}")
     if "backward" in case.get("tags", []):
@@ -332,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(col)
     for case, got in results:
         table.add_row(case["name"], f"{got.kind}", f"{got.graphs}", f"{got.failing}", f"{got.fx_nodes}",
-                      case["stage"], "pass" if not got.clean_failing else "FAIL",
+                      f"{case.get('stage')}", "pass" if not got.clean_failing else "FAIL",
                       "ok" if not got.problems else "[red]mismatch[/red]")
     console.print(table)
     if ns.update and results:
@@ -341,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         for entry in entries:
             if entry["name"] in measured:
                 entry["graphs"] = measured[entry["name"]].graphs
-                entry["fx_nodes"] = measured[entry["name"]].fx_nodes
+                if entry["kind"] != "none":
+                    entry["fx_nodes"] = measured[entry["name"]].fx_nodes
         write_manifest(entries)
     return 1 if any(got.problems for _, got in results) else 0
 
