@@ -267,10 +267,12 @@ def _check(eager_gm, args: list, compiled, record: dict) -> None:
                              "message": outcome.message, "when": "run", "metrics": outcome.metrics}
 
 
-def install(session: Session, eager: bool = False) -> None:
+def install(session: Session, eager: bool = False, stage_backend: str | None = None) -> None:
     """Replace torch.compile by a recording version (the script sees no other difference),
-    or, with `eager`, by one that compiles nothing: the script's own behaviour without the compiler.
-    Either way the first outputs of each compiled callable are saved (calls/N.pt)."""
+    or, with `eager`, by one that compiles nothing: the script's own behaviour without the compiler;
+    or, with `stage_backend`, by one that compiles every callable with that backend and records no graph
+    (the program-level stage ladder). Each way the first outputs of each compiled callable are
+    saved (calls/N.pt)."""
     original = torch.compile
     if not eager:
         disable_aot_cache()
@@ -283,6 +285,9 @@ def install(session: Session, eager: bool = False) -> None:
                                                mode=mode, options=options, disable=disable, **kwargs)
         if eager:
             handle = eager_module(model) if isinstance(model, torch.nn.Module) else model
+        elif stage_backend is not None:  # the script's backend, mode and options give way to it
+            handle = original(model, fullgraph=fullgraph, dynamic=dynamic, backend=stage_backend, disable=disable,
+                              **kwargs)
         else:
             rec = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
             handle = original(model, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
@@ -293,10 +298,11 @@ def install(session: Session, eager: bool = False) -> None:
     torch.compile = recording_compile
 
 
-def run_script(script: Path, args: list[str], out: Path, eager: bool = False, only: set[str] | None = None) -> int:
+def run_script(script: Path, args: list[str], out: Path, eager: bool = False, only: set[str] | None = None,
+               backend: str | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     session = Session(out, only)
-    install(session, eager)
+    install(session, eager, stage_backend=backend)
     result: dict = {"status": "ok"}
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))
@@ -325,6 +331,7 @@ def main() -> None:
     parser.add_argument("--only", metavar="KEYS",
                         help="compile only the graphs with these comma-separated keys (`3`: Dynamo graph 3, "
                              "`3.bw`: its backward); the others run eagerly and nothing is recorded")
+    parser.add_argument("--backend", help="compile every callable with this backend and record nothing")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="plant this bug (compiler.inject.parse_spec) before the script runs")
     parser.add_argument("args", nargs=argparse.REMAINDER)
@@ -334,7 +341,7 @@ def main() -> None:
     for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
         inject.apply(inject.parse_spec(spec))
     only = None if ns.only is None else {k for k in ns.only.split(",") if k}
-    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only))
+    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only, ns.backend))
 
 
 if __name__ == "__main__":

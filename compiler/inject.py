@@ -62,12 +62,13 @@ class Injection:
 def spec_types() -> dict:
     """Spec classes of the non-codegen injections, by target (imported when a spec is read)."""
     from compiler.inject_decomposition import DecompositionBug
+    from compiler.inject_dynamo import DynamoBug
     from compiler.inject_fusion import FusionBug
     from compiler.inject_indexing import IndexingBug
     from compiler.inject_lowering import LoweringBug
     from compiler.inject_reduction import ReductionBug
 
-    return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug)}
+    return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug, DynamoBug)}
 
 
 def spec_class(target: str):

@@ -22,6 +22,8 @@ from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHIN
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
 from minifier.program import interaction
+from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
+from minifier.program.program_repro import minify_program, write_program_issue
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.reduce.graph_edit import op_label, op_nodes, placeholders
@@ -343,15 +345,44 @@ def _nothing_failed(session: Session, capture: Capture) -> Result:
         report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
         _write_report(out, report)
         return Result(EXIT_NOTHING_FAILED, report)
-    if not capture.graphs:
-        raise UserError(f"the script fails only under torch.compile ({what}), before any graph was compiled; "
-                        f"see {work / 'script.log'}", EXIT_NOT_REPRODUCED)
-    say(f"the program fails end to end ({e2e.message}); finding the graphs that must be compiled together")
-    rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, work / "subsets", opts.timeout, opts.injections)
-    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, say)
-    report.update(status="interaction", script=str(opts.script), interaction=found.to_dict(),
-                  failing_graphs=found.graphs, wall_seconds=round(time.perf_counter() - start, 2),
-                  html=str(out / "report.html"))
-    _write_report(out, report)
-    html_report.write_html(out, report, [])
-    return Result(EXIT_NOT_REPRODUCED, report)
+    return _program_level(session, capture, eager, e2e, report)
+
+
+def _program_level(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> Result:
+    """The failure shows only in the whole program: name the layer of torch.compile it belongs
+    to, then reduce the set of graphs that fail together, or else the program itself."""
+    opts, out, work, say = session.opts, session.out, session.work, session.ui.step
+    say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
+    layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
+                        opts.injections, opts.atol, opts.rtol)
+    if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
+        layer = Layer("Dynamo", "eager", layer.runs)
+    report["layer"] = layer.to_dict()
+    say(f"the failure belongs to {layer.name}" + (f" (it shows with backend={layer.backend})" if layer.backend else ""))
+    if layer.backend is None and len(capture.graphs) >= 2:
+        say("finding the graphs that must be compiled together")
+        rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, work / "subsets", opts.timeout,
+                                  opts.injections)
+        found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, say)
+        if len(found.graphs) >= 2:
+            report.update(status="interaction", script=str(opts.script), interaction=found.to_dict(),
+                          failing_graphs=found.graphs, wall_seconds=round(time.perf_counter() - session.start, 2),
+                          html=str(out / "report.html"))
+            _write_report(out, report)
+            html_report.write_html(out, report, [])
+            return Result(EXIT_NOT_REPRODUCED, report)
+        report["interaction"] = found.to_dict()  # one graph or none: no interaction, the program holds it
+    return _program_repro(session, capture, layer, report)
+
+
+def _program_repro(session: Session, capture: Capture, layer: Layer, report: dict) -> Result:
+    """Reduce the program itself (minifier.program) and write its verified repro.py."""
+    opts = session.opts
+    program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
+                             opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
+    report.update(status="program", script=str(opts.script), program=program,
+                  wall_seconds=round(time.perf_counter() - session.start, 2))
+    if program.get("repro"):
+        report["issue"] = str(write_program_issue(session.out, report))
+    _write_report(session.out, report)
+    return Result(EXIT_OK if program.get("verified") else EXIT_NOT_REPRODUCED, report)

@@ -66,11 +66,13 @@ class Capture:
 
 
 def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float,
-                eager: bool = False, injections: list[str] = (), only: list[str] | None = None) -> Capture:
+                eager: bool = False, injections: list[str] = (), only: list[str] | None = None,
+                backend: str | None = None) -> Capture:
     """Run the script under the recording backend (or, with `eager`, with nothing compiled),
     with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
-    compile just the graphs with those keys and record nothing (a subset run)."""
-    return start_capture(script, args, folder, log, eager, injections, only).finish(timeout)
+    compile just the graphs with those keys and record nothing (a subset run); with `backend`,
+    compile everything with that backend and record nothing (a program-level stage run)."""
+    return start_capture(script, args, folder, log, eager, injections, only, backend=backend).finish(timeout)
 
 
 @dataclass
@@ -101,7 +103,7 @@ class RunningCapture:
 
 def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager: bool = False,
                   injections: list[str] = (), only: list[str] | None = None,
-                  host: Zygote | None = None) -> RunningCapture:
+                  host: Zygote | None = None, backend: str | None = None) -> RunningCapture:
     """Start the capture process (see run_capture) without waiting for it. With `host` (a
     zygote not started yet), the capture starts it once torch is imported: one start-up
     for both, and the capture's own is no slower."""
@@ -112,6 +114,7 @@ def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager:
     command = [*module_command("compiler.capture"),
                *(["--eager"] if eager else []),
                *(["--only", ",".join(only)] if only is not None else []),
+               *(["--backend", backend] if backend is not None else []),
                *[arg for spec in injections for arg in ("--inject", spec)],
                str(script), str(folder), "--", *args]
     fds: tuple[int, ...] = ()

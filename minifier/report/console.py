@@ -44,6 +44,9 @@ def print_summary(report: dict, console: Console) -> None:
     if report.get("status") == "interaction":
         console.print(_interaction_panel(report))
         return
+    if report.get("status") == "program":
+        console.print(_program_panel(report))
+        return
     bugs = report.get("bugs") or [report]
     for number, bug in enumerate(bugs, 1):
         if bug.get("graph_code"):
@@ -100,6 +103,24 @@ def _interaction_panel(report: dict) -> Panel:
     if report.get("html"):
         table.add_row("report", report["html"])
     return Panel(table, title="minify: graphs that fail together", border_style="red")
+
+
+def _program_panel(report: dict) -> Panel:
+    """No graph fails alone: the layer to blame and the reduced program."""
+    program, layer = report["program"], report.get("layer") or {}
+    table = Table(show_header=False, box=None)
+    table.add_row("layer", f"{layer.get('name')}" + (f" (fails with backend={layer['backend']})" if layer.get("backend") else ""))
+    table.add_row("rungs", ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}" for r in layer.get("runs", [])))
+    table.add_row("failure", str(program.get("signature") or program.get("message")))
+    if program.get("repro"):
+        table.add_row("program", f"{program['lines_before']} -> {program['lines_after']} lines in {program['runs']} runs "
+                                 f"({program['seconds']:.1f} s)" + ("" if program.get("complete") else ", budget spent"))
+        table.add_row("repro", f"{program['repro']}  verified: {'yes' if program['verified'] else 'NO'}")
+    if report.get("issue"):
+        table.add_row("issue text", report["issue"])
+    table.add_row("wall time", f"{report['wall_seconds']:.1f} s")
+    ok = bool(program.get("verified"))
+    return Panel(table, title="minify: a failure of the whole program", border_style="green" if ok else "red")
 
 
 def _divergence_rows(table: Table, bug: dict) -> None:

@@ -1,0 +1,118 @@
+"""A program that judges itself: every torch.compile'd call is checked against eager.
+
+Source-level reduction needs an oracle that one run of a candidate program answers. So the
+program is rewritten once: each `torch.compile(...)` (call or decorator) becomes
+`compiled_checked(...)`, defined by a short prologue. A checked call first runs the original
+function eagerly on deep copies of its arguments (the RNG state forked, so both see the same
+random numbers), then the compiled function on the real ones, and ends the program with one
+line when they disagree: `torch.compile raised where eager did not: ...` or `torch.compile
+differs from eager: ...`. That line is the failure signature a candidate must keep; a
+candidate that fails any other way (its eager part broke) is rejected. The same text is the
+repro: it exits 1 with the line while the bug is there and 0 once it is fixed.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from minifier.workers.zygote import run_script
+
+PROLOGUE = '''import copy
+import torch
+
+
+def compiled_checked(fn=None, **options):  # torch.compile(fn), checked against fn on copies of the inputs
+    if fn is None:
+        return lambda f: compiled_checked(f, **options)
+    compiled = torch.compile(fn, **options)
+
+    def call(*args, **kwargs):
+        with torch.random.fork_rng():
+            expected = copy.deepcopy(fn)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        try:
+            actual = compiled(*args, **kwargs)
+        except Exception as exc:
+            raise SystemExit(f"torch.compile raised where eager did not: {type(exc).__name__}: "
+                             + (str(exc).strip().splitlines() or [""])[0])
+        try:
+            torch.testing.assert_close(actual, expected, equal_nan=True)
+        except AssertionError as exc:
+            raise SystemExit("torch.compile differs from eager: " + " ".join(str(exc).split())[:300])
+        return actual
+    return call
+'''
+MARKS = ("torch.compile raised where eager did not:", "torch.compile differs from eager:")
+
+
+class UseChecked(ast.NodeTransformer):
+    """`torch.compile` -> `compiled_checked`, with `backend` forced where a layer was blamed."""
+
+    def __init__(self, backend: str | None):
+        self.backend = backend
+
+    def visit_Attribute(self, node: ast.Attribute):
+        self.generic_visit(node)
+        if node.attr == "compile" and isinstance(node.value, ast.Name) and node.value.id == "torch":
+            return ast.copy_location(ast.Name("compiled_checked", ast.Load()), node)
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if self.backend and isinstance(node.func, ast.Name) and node.func.id == "compiled_checked":
+            node.keywords = [k for k in node.keywords if k.arg not in ("backend", "mode", "options")]
+            node.keywords.append(ast.keyword("backend", ast.Constant(self.backend)))
+        return node
+
+
+def instrument(source: str, backend: str | None = None) -> ast.Module:
+    """The program's tree with every torch.compile checked (the prologue is added when written)."""
+    tree = UseChecked(backend).visit(ast.parse(source))
+    return ast.fix_missing_locations(tree)
+
+
+def render(tree: ast.Module) -> str:
+    return PROLOGUE + "\n\n" + ast.unparse(tree) + "\n"
+
+
+def program_lines(tree: ast.Module) -> int:
+    """Lines of the program itself (without the prologue): the size a reduction shrinks."""
+    return len([line for line in ast.unparse(tree).splitlines() if line.strip()])
+
+
+@dataclass
+class RunResult:
+    code: int | None  # None: it hung past the timeout
+    line: str  # the failure line (one of MARKS), or the last line it printed to stderr
+
+    @property
+    def signature(self) -> str | None:
+        """What a candidate must keep: the kind of disagreement and, for a raise, the exception."""
+        for mark in MARKS:
+            if self.line.startswith(mark):
+                detail = self.line[len(mark):].strip()
+                return mark + (" " + detail.split(":")[0] if mark == MARKS[0] else "")
+        return None
+
+
+def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (), zygote=None) -> RunResult:
+    """Run one candidate in a process of its own: forked from the warm zygote when there is
+    one (no `import torch` per candidate), else a fresh interpreter; caches off either way."""
+    forked = None if zygote is None else run_script(zygote, path, [], cwd, timeout)
+    if forked is not None:
+        code, stderr = forked[0], forked[2]
+    else:
+        env = {**os.environ, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "PYTHONWARNINGS": "ignore",
+               "PYTHONPATH": os.pathsep.join([*extra_path, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)}
+        try:
+            proc = subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return RunResult(None, "timed out")
+        code, stderr = proc.returncode, proc.stderr
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    failure = next((line for line in reversed(lines) if line.startswith(MARKS)), None)
+    return RunResult(code, failure or (lines[-1] if lines else ""))

@@ -1,0 +1,96 @@
+"""From a program that fails as a whole to a short repro.py: instrument, reduce, write, verify.
+
+Used when no single graph shows the failure: Dynamo's own mistakes (a wrong constant folded
+while tracing, a crash while tracing), and failures that need the whole program. The repro
+is the reduced program itself, judging itself (minifier.program.instrument): bugs planted
+through compiler.inject are written inline in place of the program's own planting lines, so
+repro.py needs only torch. It is verified in a fresh interpreter from another folder.
+"""
+from __future__ import annotations
+
+import ast
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from compiler import inject
+from minifier.program.instrument import instrument, program_lines, render, run_program
+from minifier.program.layers import Layer
+from minifier.program.source_reduce import Oracle, reduce_program
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT_PACKAGES = ("compiler", "minifier", "repro")
+
+
+def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections: list[dict], timeout: float,
+                   zygote=None, say: Callable[[str], None] = lambda s: None, specs: list[str] = ()) -> dict:
+    """Reduce `script` at `layer`'s backend; write out/repro.py; the result for report.json.
+    `specs`: bugs planted with --inject, planted by each candidate itself (it runs without minify)."""
+    folder = work / "program"
+    folder.mkdir(parents=True, exist_ok=True)
+    tree = instrument(script.read_text(), layer.backend)
+    planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
+    tree.body[:0] = ast.parse(planting).body if specs else []
+    (folder / "instrumented.py").write_text(render(tree))
+    first = run_program(folder / "instrumented.py", script.parent, timeout, [str(ROOT)], zygote)
+    if first.signature is None:
+        return {"status": "not_checkable", "message": f"the instrumented program does not fail by itself: {first.line}"}
+    say(f"reducing the program ({program_lines(tree)} lines) with {layer.backend or 'its own backend'}: "
+        f"{first.signature}")
+    oracle = Oracle(folder, script.parent, first.signature, timeout, [str(ROOT)], zygote)
+    reduction = reduce_program(tree, oracle, say=say)
+    repro = out / "repro.py"
+    repro.write_text(standalone(reduction.tree, injections))
+    verified = verify(repro, first.signature, timeout)
+    return {"status": "reduced", "signature": first.signature, "repro": str(repro), "verified": verified,
+            "lines_before": reduction.lines_before, "lines_after": reduction.lines_after, "runs": reduction.runs,
+            "seconds": reduction.seconds, "passes": reduction.passes, "complete": reduction.complete,
+            "layer": asdict(layer)}
+
+
+def standalone(tree: ast.Module, injections: list[dict]) -> str:
+    """The repro's text: the program without its imports of this project and the calls they
+    named, and the planted bugs' own code in their place."""
+    tree = ast.parse(ast.unparse(tree))
+    ours = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[0] in PROJECT_PACKAGES for alias in node.names}
+    tree.body = [s for s in tree.body if not _is_ours(s, ours)]
+    planted = inject.injection_source([inject.Injection.from_dict(d) for d in injections]) if injections else ""
+    return render(tree).replace("import torch\n", "import torch\n" + (f"\n{planted}\n" if planted else ""), 1)
+
+
+def _is_ours(stmt: ast.stmt, names: set[str]) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        modules = [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) else [a.name for a in stmt.names]
+        return any(m.split(".")[0] in PROJECT_PACKAGES for m in modules)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return bool({n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)} & names)
+    return False
+
+
+def verify(repro: Path, signature: str, timeout: float) -> bool:
+    """repro.py fails the same way in a fresh interpreter started from another folder."""
+    with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
+        return run_program(repro, Path(elsewhere), timeout).signature == signature
+
+
+def write_program_issue(out: Path, report: dict) -> Path:
+    """A short issue.md in PyTorch's bug-report shape: what happens, the repro inline, versions."""
+    import platform
+
+    import torch
+
+    program, layer = report["program"], report.get("layer") or {}
+    repro = Path(program["repro"]).read_text() if program.get("repro") else ""
+    lines = [f"# torch.compile: {layer.get('name', 'the compiler')} makes the program fail", "",
+             "### 🐛 Describe the bug", "",
+             f"`{program.get('signature')}`. The program fails with backend=`{layer.get('backend') or 'its own'}`; "
+             f"the rungs tried: " + ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}"
+                                              for r in layer.get("runs", [])) + ".", "",
+             "```python", repro.rstrip(), "```", "",
+             "### Versions", "", f"torch {torch.__version__}, Python {platform.python_version()}, {platform.system()}",
+             "", "_Written by minify._"]
+    path = out / "issue.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,90 @@
+"""Reduce a whole program, with the program itself as the oracle.
+
+The program is first instrumented (minifier.program.instrument) so that one run answers
+whether it still fails the same way. Passes (minifier.program.source_passes) propose
+candidates in a fixed order; `jobs` of them run side by side and the first that holds, in
+order, is taken (C-Vise's rule: the result equals the sequential one, whatever `jobs` is).
+Each pass runs until it finds nothing, and the passes repeat until a round changes nothing.
+Every candidate's text is cached with its answer, so a program is never run twice.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from minifier.program.instrument import program_lines, render, run_program
+from minifier.program.source_passes import PASSES
+
+
+@dataclass
+class Oracle:
+    """Runs candidates in `folder` and says whether each fails with `signature`."""
+    folder: Path
+    cwd: Path
+    signature: str
+    timeout: float
+    extra_path: list[str] = field(default_factory=list)
+    zygote: object = None  # a warm Zygote to fork candidates from, or None for fresh interpreters
+    answers: dict[str, bool] = field(default_factory=dict)
+    runs: int = 0
+
+    def holds(self, tree: ast.Module) -> bool:
+        text = render(tree)
+        key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        if key not in self.answers:
+            path = self.folder / f"candidate_{key}.py"
+            path.write_text(text)
+            self.runs += 1
+            self.answers[key] = run_program(path, self.cwd, self.timeout, self.extra_path, self.zygote).signature == self.signature
+        return self.answers[key]
+
+
+@dataclass
+class Reduction:
+    tree: ast.Module
+    lines_before: int
+    lines_after: int
+    runs: int
+    seconds: float
+    passes: dict[str, dict]  # per pass: candidates tried and taken
+    complete: bool  # False when the run limit or the time limit stopped it
+
+
+def first_holding(candidates: Iterator[ast.Module], oracle: Oracle, jobs: int) -> tuple[ast.Module | None, int]:
+    """The first candidate (in order) that holds, trying `jobs` at a time; and how many were tried."""
+    tried = 0
+    with ThreadPoolExecutor(max(jobs, 1)) as pool:
+        while True:
+            window = [c for _, c in zip(range(max(jobs, 1)), candidates)]
+            if not window:
+                return None, tried
+            tried += len(window)
+            for candidate, holds in zip(window, pool.map(oracle.holds, window)):
+                if holds:
+                    return candidate, tried
+
+
+def reduce_program(tree: ast.Module, oracle: Oracle, jobs: int = 2, max_runs: int = 3000, max_seconds: float = 600,
+                   say: Callable[[str], None] = lambda s: None) -> Reduction:
+    start, before = time.perf_counter(), program_lines(tree)
+    stats = {p.name: {"tried": 0, "taken": 0} for p in PASSES}
+    out_of_budget = lambda: oracle.runs >= max_runs or time.perf_counter() - start > max_seconds
+    changed = True
+    while changed and not out_of_budget():
+        changed = False
+        for p in PASSES:
+            while not out_of_budget():
+                found, tried = first_holding(p.candidates(tree), oracle, jobs)
+                stats[p.name]["tried"] += tried
+                if found is None:
+                    break
+                tree, changed = found, True
+                stats[p.name]["taken"] += 1
+                say(f"  {p.name}: {program_lines(tree)} lines left")
+    return Reduction(tree, before, program_lines(tree), oracle.runs, round(time.perf_counter() - start, 2), stats,
+                     complete=not out_of_budget())
