@@ -364,14 +364,7 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
         rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, work / "subsets", opts.timeout,
                                   opts.injections)
         found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, say)
-        if len(found.graphs) >= 2:
-            report.update(status="interaction", script=str(opts.script), interaction=found.to_dict(),
-                          failing_graphs=found.graphs, wall_seconds=round(time.perf_counter() - session.start, 2),
-                          html=str(out / "report.html"))
-            _write_report(out, report)
-            html_report.write_html(out, report, [])
-            return Result(EXIT_NOT_REPRODUCED, report)
-        report["interaction"] = found.to_dict()  # one graph or none: no interaction, the program holds it
+        report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
     return _program_repro(session, capture, layer, report)
 
 
@@ -384,5 +377,6 @@ def _program_repro(session: Session, capture: Capture, layer: Layer, report: dic
                   wall_seconds=round(time.perf_counter() - session.start, 2))
     if program.get("repro"):
         report["issue"] = str(write_program_issue(session.out, report))
+    report["html"] = str(html_report.write_html(session.out, report, []))
     _write_report(session.out, report)
     return Result(EXIT_OK if program.get("verified") else EXIT_NOT_REPRODUCED, report)

@@ -9,8 +9,8 @@ with the first, or the script itself is not deterministic and outputs prove noth
 
 Then a subset search: rerun the script compiling only some graphs (`--only`: the others
 run eagerly) and find a 1-minimal set of graphs that must all be compiled for the same
-failure to appear (ddmin over graph keys). Reducing such a multi-graph interaction to one
-repro is out of scope: the report names the graphs.
+failure to appear (ddmin over graph keys). The report names the graphs; the repro then comes
+from reducing the program as a whole (minifier.program.program_repro).
 """
 from __future__ import annotations
 
@@ -128,8 +128,8 @@ class Interaction:
     runs: list[dict]  # every subset run: keys and whether it failed
     seconds: float
     complete: bool  # False when the run budget ended the search early
-    note: str = ("reducing a failure that needs several graphs compiled together is out of scope: "
-                 "these graphs are the answer; each one alone matches eager")
+    note: str = ("each of these graphs alone matches eager; the program is reduced as a whole "
+                 "while it still fails")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Callable
 
 from compiler import inject
-from minifier.program.instrument import instrument, program_lines, render, run_program
+from minifier.program.instrument import instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT_PACKAGES = ("compiler", "minifier", "repro")
 
 
 def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections: list[dict], timeout: float,
@@ -38,7 +37,8 @@ def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections
         return {"status": "not_checkable", "message": f"the instrumented program does not fail by itself: {first.line}"}
     say(f"reducing the program ({program_lines(tree)} lines) with {layer.backend or 'its own backend'}: "
         f"{first.signature}")
-    oracle = Oracle(folder, script.parent, first.signature, timeout, [str(ROOT)], zygote)
+    oracle = Oracle(folder, script.parent, first.signature, timeout, [str(ROOT)], zygote,
+                    pinned=[ast.dump(s) for s in project_statements(tree)])
     reduction = reduce_program(tree, oracle, say=say)
     repro = out / "repro.py"
     repro.write_text(standalone(reduction.tree, injections))
@@ -50,23 +50,13 @@ def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections
 
 
 def standalone(tree: ast.Module, injections: list[dict]) -> str:
-    """The repro's text: the program without its imports of this project and the calls they
-    named, and the planted bugs' own code in their place."""
+    """The repro's text: the program without the statements that plant its bug through this
+    project (project_statements), and the planted bugs' own code in their place."""
     tree = ast.parse(ast.unparse(tree))
-    ours = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-            and (node.module or "").split(".")[0] in PROJECT_PACKAGES for alias in node.names}
-    tree.body = [s for s in tree.body if not _is_ours(s, ours)]
+    ours = project_statements(tree)
+    tree.body = [s for s in tree.body if not any(s is o for o in ours)]
     planted = inject.injection_source([inject.Injection.from_dict(d) for d in injections]) if injections else ""
     return render(tree).replace("import torch\n", "import torch\n" + (f"\n{planted}\n" if planted else ""), 1)
-
-
-def _is_ours(stmt: ast.stmt, names: set[str]) -> bool:
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        modules = [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) else [a.name for a in stmt.names]
-        return any(m.split(".")[0] in PROJECT_PACKAGES for m in modules)
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        return bool({n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)} & names)
-    return False
 
 
 def verify(repro: Path, signature: str, timeout: float) -> bool:

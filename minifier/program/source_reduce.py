@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from minifier.program.instrument import program_lines, render, run_program
+from minifier.program.instrument import program_lines, project_statements, render, run_program
 from minifier.program.source_passes import PASSES
 
 
@@ -33,7 +33,11 @@ class Oracle:
     answers: dict[str, bool] = field(default_factory=dict)
     runs: int = 0
 
+    pinned: list[str] = field(default_factory=list)  # ast.dump of the statements that plant the bug
+
     def holds(self, tree: ast.Module) -> bool:
+        if [ast.dump(s) for s in project_statements(tree)] != self.pinned:
+            return False  # the verifier: a candidate that changes how the bug is planted never runs
         text = render(tree)
         key = hashlib.sha256(text.encode()).hexdigest()[:16]
         if key not in self.answers:

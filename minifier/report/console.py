@@ -111,6 +111,10 @@ def _program_panel(report: dict) -> Panel:
     table = Table(show_header=False, box=None)
     table.add_row("layer", f"{layer.get('name')}" + (f" (fails with backend={layer['backend']})" if layer.get("backend") else ""))
     table.add_row("rungs", ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}" for r in layer.get("runs", [])))
+    inter = report.get("interaction") or {}
+    if len(inter.get("graphs") or []) >= 2:
+        table.add_row("graphs", f"{', '.join(map(str, inter['graphs']))} fail only when compiled together "
+                                f"(found in {len(inter['runs'])} subset runs)")
     table.add_row("failure", str(program.get("signature") or program.get("message")))
     if program.get("repro"):
         table.add_row("program", f"{program['lines_before']} -> {program['lines_after']} lines in {program['runs']} runs "

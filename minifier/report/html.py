@@ -209,6 +209,20 @@ def _interaction_section(report: dict) -> str:
             f"(keys {_e(', '.join(inter['keys']))}).</p><p class='muted'>{_e(inter['note'])}</p>{runs}")
 
 
+def _program_section(report: dict) -> str:
+    """The layer the program-level stage ladder blamed, and the reduced program."""
+    program, layer = report.get("program"), report.get("layer") or {}
+    if not program:
+        return ""
+    rungs = _table(["backend", "program"], [[_e(r["backend"]), '<span class="bad">fails</span>' if r["fails"]
+                                             else "passes"] for r in layer.get("runs", [])])
+    code = _e(Path(program["repro"]).read_text()) if program.get("repro") else _e(program.get("message", ""))
+    return (f"<h2>A failure of the whole program: {_e(layer.get('name', ''))}</h2>"
+            f"<p>{_e(program.get('signature') or '')}. Reduced {program.get('lines_before')} -> "
+            f"{program.get('lines_after')} lines in {program.get('runs')} runs; verified: "
+            f"{'yes' if program.get('verified') else 'no'}.</p>{rungs}<pre>{code}</pre>")
+
+
 def _localization_section(loc: dict) -> str:
     g = loc["graph"]
     if "error" in loc:
@@ -269,7 +283,7 @@ def _repro_section(report: dict) -> str:
 
 
 def render(report: dict, localizations: list[dict]) -> str:
-    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report)]
+    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report) + _program_section(report)]
     body += [_localization_section(loc) for loc in localizations]
     body.append(_repro_section(report))
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>minify report</title>"
