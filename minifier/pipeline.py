@@ -23,7 +23,7 @@ from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
 from minifier.program import interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
-from minifier.program.program_repro import minify_program, write_program_issue
+from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.reduce.graph_edit import op_label, op_nodes, placeholders
@@ -377,6 +377,8 @@ def _program_repro(session: Session, capture: Capture, layer: Layer, report: dic
                   wall_seconds=round(time.perf_counter() - session.start, 2))
     if program.get("repro"):
         report["issue"] = str(write_program_issue(session.out, report))
+        if opts.emit_test:
+            report["tests"] = [str(write_program_test(report, opts.emit_test, opts.script.stem))]
     report["html"] = str(html_report.write_html(session.out, report, []))
     _write_report(session.out, report)
     return Result(EXIT_OK if program.get("verified") else EXIT_NOT_REPRODUCED, report)

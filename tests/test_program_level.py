@@ -32,7 +32,7 @@ def program_part(repro: str) -> list[str]:
 def test_dynamo_mistake_ends_in_a_short_verified_program_repro(name, signature, tmp_path):
     script = CORPUS / f"{name}.py"
     before = script.read_bytes()
-    proc = run_minify([str(script), "-o", str(tmp_path / "out")], cwd=tmp_path)
+    proc = run_minify([str(script), "-o", str(tmp_path / "out"), "--emit-test", str(tmp_path / "tests")], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "out of scope" not in proc.stdout and "compiled together" not in proc.stdout
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -50,6 +50,9 @@ def test_dynamo_mistake_ends_in_a_short_verified_program_repro(name, signature, 
     assert run.returncode == 1 and run.stderr.strip().splitlines()[-1].startswith(signature), run.stderr[-2000:]
     assert "Dynamo" in (tmp_path / "out" / "issue.md").read_text()
     assert script.read_bytes() == before
+    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "tests")],
+                          cwd=elsewhere, capture_output=True, text=True, timeout=600)
+    assert test.returncode == 1 and "1 failed" in test.stdout, test.stdout[-2000:]  # fails while the bug is there
 
 
 def test_every_source_candidate_parses_and_keeps_the_check():

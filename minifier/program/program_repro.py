@@ -84,3 +84,33 @@ def write_program_issue(out: Path, report: dict) -> Path:
     path = out / "issue.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+TEST = """\"\"\"Regression test written by minify: {signature}
+
+{layer}. The reduced program below checks each torch.compile call against eager; it exits
+with one line while the bug is there. This test fails until the bug is fixed.
+\"\"\"
+import subprocess
+import sys
+
+REPRO = {repro!r}
+
+
+def test_{name}_compiled_program_matches_eager(tmp_path):
+    path = tmp_path / "repro.py"
+    path.write_text(REPRO)
+    run = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (run.stderr.strip().splitlines() or ["(no output)"])[-1]
+"""
+
+
+def write_program_test(report: dict, dest: Path, name: str) -> Path:
+    """A pytest file that runs the program repro in a fresh interpreter and passes once it is fixed."""
+    program, layer = report["program"], report.get("layer") or {}
+    dest.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() else "_" for c in name)
+    path = dest / f"test_{safe}.py"
+    path.write_text(TEST.format(signature=program["signature"], layer=f"Layer to blame: {layer.get('name')}",
+                                repro=Path(program["repro"]).read_text(), name=safe))
+    return path
