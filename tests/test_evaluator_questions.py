@@ -1,5 +1,7 @@
-"""Passes reach the evaluator only through the budget. No compiler needed: the pool here
+"""A job and its cache key are one type; passes reach the evaluator only through the budget. No compiler needed: the pool here
 answers every job at once and counts what it was sent."""
+import hashlib
+import json
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import torch.fx as fx
 from compiler.stages import CompileSpec
 from minifier.reduce.budget import Budget, Guarded
 from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.job import Job
 
 
 class AnsweringPool:
@@ -40,6 +43,27 @@ def _evaluator(answer: dict) -> Evaluator:
 
 
 FAILS = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor", "seconds": 0.5}
+
+
+def test_a_job_round_trips_and_equal_questions_have_equal_keys():
+    ev, gm = _evaluator(FAILS), _graph()
+    job = ev.job(gm, "inductor", repeat=1, runs=3)
+    assert Job.from_dict(job.to_dict()) == job
+    assert job.to_dict()["inputs"] == ["x", "y"] and "timeout" not in job.to_dict()
+    same = ev.job(_graph(), "inductor", repeat=1, runs=3, timeout=5.0, kernel_threads=2)  # how, not what
+    assert same != job and same.key() == job.key()
+    assert ev.job(gm, "aot_eager").key() != ev.job(gm, "inductor").key()
+    assert ev.job(gm, op="kernels").key() != ev.job(gm).key()
+    assert ev.job(gm, runs=3).key() != ev.job(gm).key()
+
+
+def test_the_key_is_the_one_answers_were_saved_under():
+    """Checkpoints keep answers by key: a Job's key is the hash the evaluator always used."""
+    job = _evaluator(FAILS).job(_graph(), repeat=0, op="divergence", node_names=["mul", "relu"])
+    wire = job.to_dict()
+    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat", "op")
+    blob = json.dumps({k: wire.get(k) for k in fields}, sort_keys=True, default=str)
+    assert job.key() == hashlib.sha256(blob.encode()).hexdigest()
 
 
 def test_passes_reach_the_evaluator_only_through_guarded_methods():

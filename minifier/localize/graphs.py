@@ -50,7 +50,7 @@ def stage_verdicts(ev: Evaluator, gm: fx.GraphModule) -> dict[str, str]:
 
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs, from a worker; (kernels, error)."""
-    answer = ev.pool.run({**ev.job(gm, stage="inductor"), "op": "kernels"})
+    answer = ev.pool.run(ev.job(gm, stage="inductor", op="kernels").to_dict())
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
     return answer["kernels"], None

@@ -3,12 +3,11 @@
 Every question about a candidate graph goes through `Evaluator.test`: the candidate becomes
 module source plus references to recorded inputs, a warm worker checks it with the one
 oracle, and the answer is `reproduces` (same signature as the original failure), `passes`
-or `invalid`. Answers are cached by (source, inputs, stage), so nothing is compiled twice.
+or `invalid`. Answers are cached by the question's key (minifier.workers.job), so nothing is
+compiled twice.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,6 +17,7 @@ import torch.fx as fx
 from compiler.graph_code import module_source
 from compiler.stages import CompileSpec
 from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.workers.job import Job
 from minifier.workers.pool import WorkerPool
 
 REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
@@ -56,12 +56,14 @@ class Evaluator:
     log: list = field(default_factory=list)
     inflight: dict = field(default_factory=dict)  # key -> Future of a job sent ahead (prefetch)
 
-    def job(self, gm: fx.GraphModule, stage: str | None = None) -> dict:
-        return {"op": "check", "case_dir": str(self.case_dir), "source": module_source(gm),
-                "inputs": [input_ref(p) for p in placeholders(gm)],
-                "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
-                "atol": self.atol, "rtol": self.rtol, "strict": self.strict, "context": self.context,
-                **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
+    def job(self, gm: fx.GraphModule, stage: str | None = None, repeat: int = 0, **how) -> Job:
+        """The job asking about `gm` at `stage` (this evaluator's by default); `how` sets the
+        other fields of the Job (op, runs, node_names, kernel_threads)."""
+        limit = (self.timeout or self.adaptive_timeout()) if self.timeout or self.slowest else None
+        return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
+                   case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
+                   injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
+                   context=self.context, repeat=repeat, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than
@@ -99,7 +101,7 @@ class Evaluator:
         being waited on; `abandon` forgets those never asked. A question may carry a fourth
         item, options for how (not what) to check: {"kernel_threads": 2} for one long compile
         that would otherwise leave a core idle."""
-        self._submit(questions)
+        self._submit(self._jobs(questions))
 
     def abandon(self) -> None:
         """Drop prefetched questions nobody asked: cancel those not started, and count the
@@ -111,11 +113,14 @@ class Evaluator:
                 future.add_done_callback(lambda f, key=key: self._record(key, f.result())
                                          if self.inflight.pop(key, None) is not None else None)
 
-    def _submit(self, questions: list[tuple]) -> list[str]:
+    def _jobs(self, questions: list[tuple]) -> list[tuple[fx.GraphModule, Job]]:
+        """Each (graph, stage, repeat[, how]) question as its graph and its one Job."""
+        return [(gm, self.job(gm, stage, repeat, **(how[0] if how else {}))) for gm, stage, repeat, *how in questions]
+
+    def _submit(self, asked: list[tuple[fx.GraphModule, Job]]) -> list[str]:
         keys = []
-        for gm, stage, repeat, *how in questions:
-            job = {**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}
-            key = _key(job)
+        for gm, job in asked:
+            key = job.key()
             keys.append(key)
             if key in self.cache or key in self.inflight:
                 continue
@@ -124,13 +129,13 @@ class Evaluator:
                 self.rejected += 1
                 self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
             else:
-                self.inflight[key] = self.pool.submit(job)
+                self.inflight[key] = self.pool.submit(job.to_dict())
         return keys
 
     def _answers(self, questions: list[tuple]) -> list[dict]:
-        hits = sum(1 for gm, stage, repeat, *how in questions
-                   if _key({**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}) in self.cache)
-        keys = self._submit(questions)
+        asked = self._jobs(questions)
+        hits = sum(1 for _, job in asked if job.key() in self.cache)
+        keys = self._submit(asked)
         self.cache_hits += hits
         for key in dict.fromkeys(keys):
             future = self.inflight.get(key)
@@ -177,12 +182,3 @@ def divergence_question(gm: fx.GraphModule) -> tuple:
     names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
     return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2}
 
-
-def _key(job: dict) -> str:
-    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
-    if job.get("op", "check") != "check":  # another question about the same graph
-        fields += ("op",)
-    if job.get("runs", 1) > 1:
-        fields += ("runs",)
-    blob = json.dumps({k: job.get(k) for k in fields}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
