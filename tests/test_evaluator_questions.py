@@ -1,8 +1,10 @@
-"""A job and its cache key are one type; passes reach the evaluator only through the budget. No compiler needed: the pool here
+"""An evaluator is made for one question and shares what it learns; a job and its cache key are
+one type; passes reach the evaluator only through the budget. No compiler needed: the pool here
 answers every job at once and counts what it was sent."""
 import hashlib
 import json
 from concurrent.futures import Future
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import torch.fx as fx
 
 from compiler.stages import CompileSpec
 from minifier.reduce.budget import Budget, Guarded
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
 from minifier.workers.job import Job
 
 
@@ -43,6 +45,30 @@ def _evaluator(answer: dict) -> Evaluator:
 
 
 FAILS = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor", "seconds": 0.5}
+
+
+def test_evaluators_for_other_bugs_share_the_cache_and_the_counters():
+    ev, gm = _evaluator(FAILS), _graph()
+    assert ev.test(gm) == REPRODUCES
+    other = ev.for_bug("inductor", "compile_error@inductor", culprit="relu")
+    assert other.test(gm) == PASSES  # its own question, answered from the shared cache
+    assert len(ev.pool.sent) == 1 and ev.compiles == other.compiles == 1
+    assert ev.cache_hits == other.cache_hits == 1 and ev.log is other.log and ev.cache is other.cache
+    other.for_bug("aot_eager", "accuracy@aot_eager").outcomes([gm])  # another stage: a new job, counted once
+    assert len(ev.pool.sent) == 2 and ev.compiles == 2 and len(ev.log) == 2
+    assert (ev.stage, ev.signature, ev.culprit) == ("inductor", "accuracy@inductor", None)  # never retargeted
+
+
+def test_an_evaluator_cannot_be_retargeted_from_outside():
+    ev = _evaluator(FAILS)
+    with pytest.raises(FrozenInstanceError):
+        ev.signature = "another"
+    with pytest.raises(TypeError):
+        ev.for_bug("inductor", "accuracy@inductor", atol=1.0)  # for_bug fixes the question, not the oracle
+    limited = ev.for_bug("inductor", "accuracy@inductor", timeout=7.0, validate=lambda gm: "too big")
+    assert limited.test(_graph()) == "invalid" and ev.rejected == 1 and not ev.pool.sent
+    assert limited.for_bug("aot_eager", "x").timeout == 7.0  # limits carry on to the next question
+    assert ev.timeout is None and ev.validate is None
 
 
 def test_a_job_round_trips_and_equal_questions_have_equal_keys():

@@ -4,11 +4,11 @@ Every question about a candidate graph goes through `Evaluator.test`: the candid
 module source plus references to recorded inputs, a warm worker checks it with the one
 oracle, and the answer is `reproduces` (same signature as the original failure), `passes`
 or `invalid`. Answers are cached by the question's key (minifier.workers.job), so nothing is
-compiled twice.
+compiled twice. An evaluator is made for one question; `for_bug` makes the one for another.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -34,7 +34,24 @@ def stuck_after(seconds: float) -> float:
 
 
 @dataclass
+class Counters:
+    """What every evaluator of one graph adds to, however many questions it is asked: they are
+    summed into report.json (compiles, cache hits, candidates rejected uncompiled) and the
+    candidate log, and the slowest answer sets the adaptive timeout."""
+
+    compiles: int = 0
+    cache_hits: int = 0
+    rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
+    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
+    log: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Evaluator:
+    """Asks one question: is a candidate the failure with `signature` at `stage` (and, for
+    accuracy, with `culprit` still in the graph)? Another question is another evaluator
+    (`for_bug`), sharing this one's pool, answer cache and counters."""
+
     pool: WorkerPool
     case_dir: Path
     spec: CompileSpec
@@ -48,13 +65,39 @@ class Evaluator:
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
     validate: Callable[[fx.GraphModule], str | None] | None = None  # why a candidate cannot run, checked
-    rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
-    compiles: int = 0
-    cache_hits: int = 0
-    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
+    counters: Counters = field(default_factory=Counters)
     cache: dict = field(default_factory=dict)
-    log: list = field(default_factory=list)
     inflight: dict = field(default_factory=dict)  # key -> Future of a job sent ahead (prefetch)
+
+    def for_bug(self, stage: str, signature: str, culprit: str | None = None, **limits) -> Evaluator:
+        """An evaluator for another question (this stage, signature and culprit) about the same
+        graph: same pool, same answer cache, same counters. `limits` may set `timeout` (a run
+        longer is a hang) and `validate` (candidates checked before any worker sees them);
+        otherwise they are this evaluator's."""
+        unknown = set(limits) - {"timeout", "validate"}
+        if unknown:
+            raise TypeError(f"for_bug() sets stage, signature, culprit, timeout and validate, not {sorted(unknown)}")
+        return replace(self, stage=stage, signature=signature, culprit=culprit, **limits)
+
+    @property
+    def compiles(self) -> int:
+        return self.counters.compiles
+
+    @property
+    def cache_hits(self) -> int:
+        return self.counters.cache_hits
+
+    @property
+    def rejected(self) -> int:
+        return self.counters.rejected
+
+    @property
+    def slowest(self) -> float:
+        return self.counters.slowest
+
+    @property
+    def log(self) -> list:
+        return self.counters.log
 
     def job(self, gm: fx.GraphModule, stage: str | None = None, repeat: int = 0, **how) -> Job:
         """The job asking about `gm` at `stage` (this evaluator's by default); `how` sets the
@@ -126,7 +169,7 @@ class Evaluator:
                 continue
             why = self.validate(gm) if self.validate is not None else None
             if why:
-                self.rejected += 1
+                self.counters.rejected += 1
                 self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
             else:
                 self.inflight[key] = self.pool.submit(job.to_dict())
@@ -136,7 +179,7 @@ class Evaluator:
         asked = self._jobs(questions)
         hits = sum(1 for _, job in asked if job.key() in self.cache)
         keys = self._submit(asked)
-        self.cache_hits += hits
+        self.counters.cache_hits += hits
         for key in dict.fromkeys(keys):
             future = self.inflight.get(key)
             if future is not None:
@@ -146,12 +189,13 @@ class Evaluator:
         return [self.cache[key] for key in keys]
 
     def _record(self, key: str, answer: dict) -> None:
+        counters = self.counters
         if answer.get("kind") not in NO_COMPILE_KINDS:
-            self.compiles += answer.get("compiles", 1)
+            counters.compiles += answer.get("compiles", 1)
         self.cache[key] = answer
         if answer.get("kind") != "hang":
-            self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
-        self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
+            counters.slowest = max(counters.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
+        counters.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
                          "seconds": round(answer.get("seconds", 0.0), 3)})
 
     def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
