@@ -154,8 +154,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     """Confirm and reduce the bugs of every failing graph; failing graphs, and random ones (a
     seeded recheck tells whether only the RNG differs)."""
     found = Found()
-    found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
-                                        found.evaluators)
+    found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture)
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit)
@@ -179,19 +178,19 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
         values = record_values(gm, inputs)
     torch.save(values, case_dir / "values.pt")
     opts = session.opts
+    hang = (g.failure or {}).get("kind") == "hang"
     ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
-                   atol=opts.atol, rtol=opts.rtol, strict=opts.strict, context=context)
-    if (g.failure or {}).get("kind") == "hang":
-        ev.timeout = opts.hang_timeout
+                   atol=opts.atol, rtol=opts.rtol, strict=opts.strict, context=context,
+                   timeout=opts.hang_timeout if hang else None)
     found.evaluators[g.index] = ev
     if not g.failure and not _fails_seeded(g, gm, ev):
         return
     session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
     with modes():
-        bugs = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
+        bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
     found.bugs.extend(bugs)
     g.record["bugs"] = len(bugs)
-    found.to_localize.append((g, gm, values, ev, bugs))
+    found.to_localize.append((g, gm, values, last, bugs))
 
 
 def _fails_seeded(g: GraphRecord, gm: fx.GraphModule, ev: Evaluator) -> bool:

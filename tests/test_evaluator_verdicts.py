@@ -40,7 +40,7 @@ def test_a_different_exception_does_not_reproduce(pool, tmp_path):
     first, second = ev.outcomes([relu_only, sign_only])
     assert first["kind"] == second["kind"] == "compile_error"
     assert first["signature"] != second["signature"]
-    ev.signature = first["signature"]
+    ev = ev.for_bug("inductor", first["signature"])
     assert ev.test(relu_only) == REPRODUCES
     assert ev.test(sign_only) == PASSES
 

@@ -62,7 +62,7 @@ def test_fusion_bug_reduces_to_the_two_fused_ops_independent_of_window(pool, tmp
     results = []
     for window in (1, 2):
         ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
-        ev.signature = ev.outcomes([gm])[0]["signature"]
+        ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
         assert ev.signature.startswith("accuracy@")
         assert ev.test(rebuild(gm, cut={"mul"}, values=values)) != REPRODUCES  # relu alone is fine
         small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=window))
@@ -84,8 +84,8 @@ def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path):
 
     gm, values = _case(f, [torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
-    ev.signature = ev.outcomes([gm])[0]["signature"]
-    ev.validate = validator(values)
+    ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
+    ev = ev.for_bug(ev.stage, ev.signature, validate=validator(values))
     jobs_before = sum(w.jobs for w in list(pool.idle.queue))
     small = shrink_shapes(gm, ev, Context(values=values, kind="accuracy", window=1))
     jobs = sum(w.jobs for w in list(pool.idle.queue)) - jobs_before
@@ -107,7 +107,7 @@ def test_an_op_returning_a_tuple_goes_once_its_items_are_inputs(pool, tmp_path):
 
     gm, values = _case(glu, [torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
-    ev.signature = ev.outcomes([gm])[0]["signature"]
+    ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
     assert [op_label(n) for n in op_nodes(small)] == ["mul", "relu"]
@@ -126,7 +126,7 @@ def _strided_log1p(x):
 def test_a_pointwise_op_folds_into_a_strided_input_and_keeps_its_code_path(pool, tmp_path):
     gm, values = _case(_strided_log1p, [torch.randn(8, 64)], tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [SCALAR_LOG1P.to_dict()], signature="")
-    ev.signature = ev.outcomes([gm])[0]["signature"]
+    ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     abs_name = next(n.name for n in op_nodes(gm) if op_label(n) == "abs")
     # Cutting abs out (the classic step) makes log1p read a contiguous input: vectorized, no bug.
@@ -184,7 +184,7 @@ def test_a_conv_goes_as_a_channels_last_input_and_the_kernels_after_it_stay(pool
               torch.randn(4, 8, 3, 3)]
     gm, values = _case(f, inputs, tmp_path)
     ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sqrt", paths=("cppvec",)).to_dict()], signature="")
-    ev.signature = ev.outcomes([gm])[0]["signature"]
+    ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     conv = next(n.name for n in op_nodes(gm) if op_label(n) == "conv2d")
     assert ev.test(rebuild(gm, cut={conv}, values=values)) != REPRODUCES  # a contiguous input loses it

@@ -41,15 +41,14 @@ class Verifications:
     """The repro folders of one run: the first bug's in the output folder, later ones in bug-k/.
     `verifiers` hands out what runs repro.py (None: no verification)."""
 
-    def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture,
-                 evaluators: dict[int, Evaluator]):
+    def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture):
         self.opts, self.ui, self.launched, self.verifiers = opts, ui, launched, verifiers
-        self.capture, self.evaluators = capture, evaluators  # evaluators: by graph index
+        self.capture = capture
         self.executor = ThreadPoolExecutor(1)
         self.rows: dict[int, Future] = {}  # id(bug) -> its report row, once verified
 
-    def submit(self, bug: Bug) -> None:
-        ev = self.evaluators[bug.graph]
+    def submit(self, bug: Bug, ev: Evaluator) -> None:
+        """Write and verify `bug`'s repro; `ev` is the evaluator that reduced it."""
         final = ev.outcomes([bug.small], stage=bug.stage)[0]  # cached: asked here, on this thread
         out = self.launched.out
         folder = out if not self.rows else out / f"bug-{len(self.rows) + 1}"

@@ -18,6 +18,7 @@ import torch
 from minifier.fuzz.drawn_program import Program
 from minifier.fuzz.failures import Failure, Masks, classify
 from minifier.reduce.delta import shortest_failing_prefix
+from minifier.workers.job import Job
 
 
 @dataclass
@@ -94,9 +95,9 @@ class Runner:
         case.mkdir(parents=True, exist_ok=True)
         torch.save({n: to_device(t, self.opts.device) for n, t in program.inputs.items()}, case / "values.pt")
         (case / "program.py").write_text(program.function_source())
-        return self.pool.run({"op": "check", "spec": CompileSpec().to_dict(), "case_dir": str(case),
-                              "inputs": list(program.inputs), "source": program.module_source(),
-                              "injections": self.injections, "stage": "inductor"})
+        job = Job(source=program.module_source(), inputs=tuple(program.inputs), case_dir=str(case),
+                  spec=CompileSpec().to_dict(), stage="inductor", injections=tuple(self.injections))
+        return self.pool.run(job.to_dict())
 
     def close(self) -> None:
         self.pool.close()

@@ -21,6 +21,7 @@ from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
 from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
 from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
+from minifier.workers.job import Job
 from minifier.workers.protocol import resolve_inputs
 
 
@@ -28,20 +29,20 @@ class DivergenceJob:
     """One divergence question on this worker: the graph named as the pipeline names it, its
     recorded values, how to compile it, and how many compiles it has cost so far."""
 
-    def __init__(self, job: dict, case_values):
+    def __init__(self, job: Job, case_values):
         self.job = job
-        self.spec = CompileSpec.from_dict(job["spec"])
-        self.values = case_values.get(job["case_dir"])
-        self.injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-        self.tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
-        self.model = module_from_source(job["source"])
-        self.gm = renamed(trace_module(self.model), job["node_names"], job["inputs"])
+        self.spec = CompileSpec.from_dict(job.spec)
+        self.values = case_values.get(job.case_dir)
+        self.injections = [inject.Injection.from_dict(d) for d in job.injections]
+        self.tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict)
+        self.model = module_from_source(job.source)
+        self.gm = renamed(trace_module(self.model), job.node_names, job.inputs)
         self.compiles = 0
 
     @contextlib.contextmanager
     def compiling(self, inputs, threads: int = 1):
         with inject.injected(*self.injections), fresh_compile_state(self.spec), kernel_build_threads(threads), \
-                graph_modes(self.job.get("context") or {}, self.spec.grad_enabled, inputs):
+                graph_modes(self.job.context or {}, self.spec.grad_enabled, inputs):
             yield
 
     def judge(self, candidate: fx.GraphModule, outputs: list[str]) -> dict | None:
@@ -49,7 +50,7 @@ class DivergenceJob:
         self.compiles += 1
         model = module_from_source(module_source(candidate))
         inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
-        with self.compiling(inputs, self.job.get("kernel_threads", 1)):
+        with self.compiling(inputs, self.job.kernel_threads):
             outcome = check(model, inputs, compile_for_stage(model, "inductor", self.spec), stage="inductor",
                             **self.tolerance)
         return judged(outcome.__dict__, outputs)
@@ -61,7 +62,7 @@ class DivergenceJob:
     def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
         """Which kernels compute each node (Inductor's code generated, nothing built), and the
         kernels that write in place."""
-        inputs = resolve_inputs(self.values, self.job["inputs"])
+        inputs = resolve_inputs(self.values, self.job.inputs)
         with self.compiling(inputs):
             _, kernels = generated_code(self.model, inputs, self.spec)
         self.compiles += 1  # code generated, nothing built
@@ -76,7 +77,7 @@ class DivergenceJob:
         return node_kernels, {k.name for k in kernels if k.in_place}
 
 
-def run_divergence(job: dict, case_values) -> dict:
+def run_divergence(job: Job, case_values) -> dict:
     """Stored values first, then the inside of the first wrong kernel, then every intermediate."""
     d = DivergenceJob(job, case_values)
     gm = d.gm

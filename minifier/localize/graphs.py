@@ -25,20 +25,6 @@ from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")
 
 
-class _Bug:
-    """Evaluator state for one bug, restored afterwards (the evaluator belongs to the pipeline)."""
-
-    def __init__(self, ev: Evaluator, stage: str, signature: str):
-        self.ev, self.state = ev, (ev.stage, ev.signature, ev.culprit)
-        ev.stage, ev.signature, ev.culprit = stage, signature, None
-
-    def __enter__(self) -> Evaluator:
-        return self.ev
-
-    def __exit__(self, *exc) -> None:
-        self.ev.stage, self.ev.signature, self.ev.culprit = self.state
-
-
 def stage_verdicts(ev: Evaluator, gm: fx.GraphModule) -> dict[str, str]:
     """pass / fail / invalid of the whole graph at every stage (mostly answered from the cache)."""
     verdicts = {}
@@ -50,7 +36,7 @@ def stage_verdicts(ev: Evaluator, gm: fx.GraphModule) -> dict[str, str]:
 
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs, from a worker; (kernels, error)."""
-    answer = ev.pool.run({**ev.job(gm, stage="inductor"), "op": "kernels"})
+    answer = ev.pool.run(ev.job(gm, stage="inductor", op="kernels").to_dict())
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
     return answer["kernels"], None
@@ -75,9 +61,9 @@ def localize_graph(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Ev
     for k in kernels:
         for name in k["nodes"]:
             node_kernels.setdefault(name, []).append(k["name"])
-    with _Bug(ev, stage, signature):
-        verdicts = stage_verdicts(ev, gm)
-        observed = _observe(gm, values, ev) if kind == "accuracy" else None
+    bug_ev = ev.for_bug(stage, signature)  # no culprit: this is where it is looked for
+    verdicts = stage_verdicts(bug_ev, gm)
+    observed = _observe(gm, values, bug_ev) if kind == "accuracy" else None
     metrics = observed["metrics"] if observed else {}
     roots = observed["roots"] if observed else []
     nodes = node_table(gm, metrics, roots, origins, node_kernels)

@@ -42,7 +42,12 @@ class Budget:
 
 class Guarded:
     """Wraps an Evaluator: charges compiles to the budget, stops when it runs out, and keeps
-    the best (lowest-score) reproducing candidate it has seen."""
+    the best (lowest-score) reproducing candidate it has seen.
+
+    Passes see only the methods defined here (`outcomes`, `test`, `test_many`), each checked
+    against the budget and charged for what it compiles. Anything else a pass asks for fails at
+    once: an evaluator method forwarded unguarded would spend compiles no budget sees, so a new
+    one is added here, with its accounting, or not used by passes."""
 
     def __init__(self, ev: Evaluator, budget: Budget, score: Callable[[fx.GraphModule], tuple],
                  start: fx.GraphModule):
@@ -50,7 +55,9 @@ class Guarded:
         self.best, self.best_score = start, score(start)
 
     def __getattr__(self, name):
-        return getattr(self.ev, name)
+        raise AttributeError(f"Guarded evaluator has no {name!r}: reduction passes may use only outcomes, test "
+                             f"and test_many (each charged to the budget); add {name!r} to Guarded with its "
+                             "accounting to use it")
 
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None) -> list[dict]:
         if 1 < len(gms) and self.budget.left() < len(gms):

@@ -18,7 +18,7 @@ from minifier.workers.evaluate import Evaluator, divergence_question, repeats_qu
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, rebuild
 from minifier.reduce.passes import Context
-from minifier.reduce.reducer import reduce_graph
+from minifier.reduce.reducer import reduce_graph, with_candidate_check
 
 MAX_BUGS_PER_GRAPH = 4
 
@@ -83,31 +83,33 @@ class BugSearch:
     budget: Budget | None = None
     resume: bool = False
     known: dict = field(default_factory=dict)
-    on_reduced: Callable[[Bug], None] = lambda bug: None
+    on_reduced: Callable[[Bug, Evaluator], None] = lambda bug, ev: None
 
 
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
-                  search: BugSearch) -> list[Bug]:
+                  search: BugSearch) -> tuple[list[Bug], Evaluator]:
     """Confirm, localize and reduce each distinct bug of graph `index`, masking each one found
-    before looking for the next."""
+    before looking for the next. Each question gets its evaluator from the one before (`for_bug`:
+    what was learned of the graph, the run time limit and the candidate check, carries on); the
+    last is returned with the bugs, for localization."""
     bugs: list[Bug] = []
     masked: set[str] = set()
     for _ in range(MAX_BUGS_PER_GRAPH):
         current = rebuild(gm, cut=masked, values=values) if masked else gm
         if not op_names(current):
             break
-        ev.stage, ev.culprit, ev.signature = "inductor", None, first_signature
+        ev = ev.for_bug("inductor", first_signature)
         if masked:
             answer = ev.outcomes([current])[0]
             if answer.get("status") != "fail":
                 break
-            ev.signature = answer["signature"]
-        bug = confirm(index, current, values, ev, search.tries)
+            ev = ev.for_bug("inductor", answer["signature"])
+        bug, ev = confirm(index, current, values, ev, search.tries)
         if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
             break
-        locate(bug, current, values, ev, search.say)
+        ev = locate(bug, current, values, ev, search.say)
         label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
         if bug.key(label) in search.known:
             same = search.known[bug.key(label)]
@@ -118,50 +120,58 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
             masked.add(bug.culprit)
             continue
-        reduce_bug(bug, current, values, ev, search)
+        ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
-        search.on_reduced(bug)
+        search.on_reduced(bug, ev)
         masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
-    return bugs
+    return bugs, ev
 
 
-def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> Bug:
-    """Replay the graph `tries` times (k of k); what it leads to is asked for at once."""
+def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> tuple[Bug, Evaluator]:
+    """Replay the graph `tries` times (k of k); what it leads to is asked for at once. Returns
+    the bug and the evaluator to ask about it from now on: once every replay reproduced (and
+    none hung), a run longer than `stuck_after` the slowest replay is a hang."""
     ev.prefetch(speculative_checks(gm, tries, ev.signature, values))
     answers = ev.repeats(gm, tries)
     hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
     kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
     message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
+    bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
     if hits == tries and kind != "hang":
-        ev.timeout = stuck_after(max(a.get("seconds", 0.0) for a in answers))
-    return Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
+        limit = stuck_after(max(a.get("seconds", 0.0) for a in answers))
+        ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)
+    return bug, ev
 
 
-def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Callable[[str], None]) -> None:
-    """The first failing stage and, for an accuracy bug, the node where values first diverge:
-    the evaluator asks about that stage and keeps that node from now on."""
+def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Callable[[str], None]) -> Evaluator:
+    """The first failing stage and, for an accuracy bug, the node where values first diverge;
+    returns the evaluator that asks about that stage and keeps that node from now on."""
     say(f"graph {bug.graph}: {bug.kind} reproduces {bug.reproduced}/{bug.tries}; finding the first failing stage")
     stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
     if stage != "inductor":
-        ev.stage, ev.signature = stage, stage_answer["signature"]
+        ev = ev.for_bug(stage, stage_answer["signature"])
     bug.stage, bug.signature = ev.stage, ev.signature
     if bug.kind == "accuracy":
         divergence = find_divergence(gm, ev, values)
         if divergence and divergence.roots:
             bug.culprit, bug.divergent_roots = divergence.roots[0], divergence.roots
             bug.culprit_metrics = divergence.metrics.get(bug.culprit)
-            ev.culprit = bug.culprit
+            ev = ev.for_bug(ev.stage, ev.signature, bug.culprit)
+    return ev
 
 
-def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch) -> None:
-    """Reduce the confirmed bug's graph into `bug.small`."""
+def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch) -> Evaluator:
+    """Reduce the confirmed bug's graph into `bug.small`; returns the evaluator it reduced with
+    (candidates checked on fake tensors first where they can model the graph)."""
     say = search.say
     say(f"graph {bug.graph}: reducing {bug.ops_before} ops ({bug.kind} at {ev.stage}"
         f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
+    ev = with_candidate_check(ev, gm, values)
     ctx = Context(values=values, kind=bug.kind, window=ev.pool.size)
     if bug.culprit:
         ctx.notes["first_divergent"] = bug.culprit
     bug.small = reduce_graph(gm, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
                              budget=search.budget, resume=search.resume)
     bug.notes.update(ctx.notes)
+    return ev

@@ -36,8 +36,8 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
     reduction of a run) overrides `deadline`/`max_compiles`; why it stopped early, if it did,
     is in `ctx.notes["stopped"]`."""
     budget = budget or Budget(deadline, max_compiles)
-    if why_invalid(gm, ctx.values) is None:  # else fake tensors cannot model this graph: trust workers
-        ev.validate = validator(ctx.values)
+    if ev.validate is None:  # else the caller chose (minifier.reduce.bugs.reduce_bug)
+        ev = with_candidate_check(ev, gm, ctx.values)
     store = Checkpoint(ev.case_dir, fingerprint(ctx.values))
     if resume:
         ctx.notes["resumed_answers"] = store.load_answers(ev.cache)
@@ -67,6 +67,14 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
         answers = None if ctx.notes["stopped"] == "interrupted" else ev.cache
         store.save(answers, ev.signature, best, stopped=ctx.notes["stopped"])
     return best
+
+
+def with_candidate_check(ev: Evaluator, gm: fx.GraphModule, values: dict) -> Evaluator:
+    """`ev` with candidates checked on fake tensors before any worker sees them, where fake
+    tensors can model `gm`; else `ev` as it is (trust the workers)."""
+    if why_invalid(gm, values) is None:
+        return ev.for_bug(ev.stage, ev.signature, ev.culprit, validate=validator(values))
+    return ev
 
 
 def _run_pass(reduction: Pass, gm: fx.GraphModule, guard: Guarded, ctx: Context, stats: dict) -> fx.GraphModule | None:

@@ -3,13 +3,12 @@
 Every question about a candidate graph goes through `Evaluator.test`: the candidate becomes
 module source plus references to recorded inputs, a warm worker checks it with the one
 oracle, and the answer is `reproduces` (same signature as the original failure), `passes`
-or `invalid`. Answers are cached by (source, inputs, stage), so nothing is compiled twice.
+or `invalid`. Answers are cached by the question's key (minifier.workers.job), so nothing is
+compiled twice. An evaluator is made for one question; `for_bug` makes the one for another.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +17,7 @@ import torch.fx as fx
 from compiler.graph_code import module_source
 from compiler.stages import CompileSpec
 from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.workers.job import Job
 from minifier.workers.pool import WorkerPool
 
 REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
@@ -34,7 +34,24 @@ def stuck_after(seconds: float) -> float:
 
 
 @dataclass
+class Counters:
+    """What every evaluator of one graph adds to, however many questions it is asked: they are
+    summed into report.json (compiles, cache hits, candidates rejected uncompiled) and the
+    candidate log, and the slowest answer sets the adaptive timeout."""
+
+    compiles: int = 0
+    cache_hits: int = 0
+    rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
+    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
+    log: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Evaluator:
+    """Asks one question: is a candidate the failure with `signature` at `stage` (and, for
+    accuracy, with `culprit` still in the graph)? Another question is another evaluator
+    (`for_bug`), sharing this one's pool, answer cache and counters."""
+
     pool: WorkerPool
     case_dir: Path
     spec: CompileSpec
@@ -48,20 +65,48 @@ class Evaluator:
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
     validate: Callable[[fx.GraphModule], str | None] | None = None  # why a candidate cannot run, checked
-    rejected: int = 0  # candidates `validate` answered invalid: never sent to a worker, never compiled
-    compiles: int = 0
-    cache_hits: int = 0
-    slowest: float = 0.0  # seconds of the slowest answer that was not a hang
+    counters: Counters = field(default_factory=Counters)
     cache: dict = field(default_factory=dict)
-    log: list = field(default_factory=list)
     inflight: dict = field(default_factory=dict)  # key -> Future of a job sent ahead (prefetch)
 
-    def job(self, gm: fx.GraphModule, stage: str | None = None) -> dict:
-        return {"op": "check", "case_dir": str(self.case_dir), "source": module_source(gm),
-                "inputs": [input_ref(p) for p in placeholders(gm)],
-                "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
-                "atol": self.atol, "rtol": self.rtol, "strict": self.strict, "context": self.context,
-                **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
+    def for_bug(self, stage: str, signature: str, culprit: str | None = None, **limits) -> Evaluator:
+        """An evaluator for another question (this stage, signature and culprit) about the same
+        graph: same pool, same answer cache, same counters. `limits` may set `timeout` (a run
+        longer is a hang) and `validate` (candidates checked before any worker sees them);
+        otherwise they are this evaluator's."""
+        unknown = set(limits) - {"timeout", "validate"}
+        if unknown:
+            raise TypeError(f"for_bug() sets stage, signature, culprit, timeout and validate, not {sorted(unknown)}")
+        return replace(self, stage=stage, signature=signature, culprit=culprit, **limits)
+
+    @property
+    def compiles(self) -> int:
+        return self.counters.compiles
+
+    @property
+    def cache_hits(self) -> int:
+        return self.counters.cache_hits
+
+    @property
+    def rejected(self) -> int:
+        return self.counters.rejected
+
+    @property
+    def slowest(self) -> float:
+        return self.counters.slowest
+
+    @property
+    def log(self) -> list:
+        return self.counters.log
+
+    def job(self, gm: fx.GraphModule, stage: str | None = None, repeat: int = 0, **how) -> Job:
+        """The job asking about `gm` at `stage` (this evaluator's by default); `how` sets the
+        other fields of the Job (op, runs, node_names, kernel_threads)."""
+        limit = (self.timeout or self.adaptive_timeout()) if self.timeout or self.slowest else None
+        return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
+                   case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
+                   injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
+                   context=self.context, repeat=repeat, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than
@@ -99,7 +144,7 @@ class Evaluator:
         being waited on; `abandon` forgets those never asked. A question may carry a fourth
         item, options for how (not what) to check: {"kernel_threads": 2} for one long compile
         that would otherwise leave a core idle."""
-        self._submit(questions)
+        self._submit(self._jobs(questions))
 
     def abandon(self) -> None:
         """Drop prefetched questions nobody asked: cancel those not started, and count the
@@ -111,27 +156,30 @@ class Evaluator:
                 future.add_done_callback(lambda f, key=key: self._record(key, f.result())
                                          if self.inflight.pop(key, None) is not None else None)
 
-    def _submit(self, questions: list[tuple]) -> list[str]:
+    def _jobs(self, questions: list[tuple]) -> list[tuple[fx.GraphModule, Job]]:
+        """Each (graph, stage, repeat[, how]) question as its graph and its one Job."""
+        return [(gm, self.job(gm, stage, repeat, **(how[0] if how else {}))) for gm, stage, repeat, *how in questions]
+
+    def _submit(self, asked: list[tuple[fx.GraphModule, Job]]) -> list[str]:
         keys = []
-        for gm, stage, repeat, *how in questions:
-            job = {**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}
-            key = _key(job)
+        for gm, job in asked:
+            key = job.key()
             keys.append(key)
             if key in self.cache or key in self.inflight:
                 continue
             why = self.validate(gm) if self.validate is not None else None
             if why:
-                self.rejected += 1
+                self.counters.rejected += 1
                 self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
             else:
-                self.inflight[key] = self.pool.submit(job)
+                self.inflight[key] = self.pool.submit(job.to_dict())
         return keys
 
     def _answers(self, questions: list[tuple]) -> list[dict]:
-        hits = sum(1 for gm, stage, repeat, *how in questions
-                   if _key({**self.job(gm, stage), "repeat": repeat, **(how[0] if how else {})}) in self.cache)
-        keys = self._submit(questions)
-        self.cache_hits += hits
+        asked = self._jobs(questions)
+        hits = sum(1 for _, job in asked if job.key() in self.cache)
+        keys = self._submit(asked)
+        self.counters.cache_hits += hits
         for key in dict.fromkeys(keys):
             future = self.inflight.get(key)
             if future is not None:
@@ -141,12 +189,13 @@ class Evaluator:
         return [self.cache[key] for key in keys]
 
     def _record(self, key: str, answer: dict) -> None:
+        counters = self.counters
         if answer.get("kind") not in NO_COMPILE_KINDS:
-            self.compiles += answer.get("compiles", 1)
+            counters.compiles += answer.get("compiles", 1)
         self.cache[key] = answer
         if answer.get("kind") != "hang":
-            self.slowest = max(self.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
-        self.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
+            counters.slowest = max(counters.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
+        counters.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
                          "seconds": round(answer.get("seconds", 0.0), 3)})
 
     def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
@@ -177,12 +226,3 @@ def divergence_question(gm: fx.GraphModule) -> tuple:
     names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
     return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2}
 
-
-def _key(job: dict) -> str:
-    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
-    if job.get("op", "check") != "check":  # another question about the same graph
-        fields += ("op",)
-    if job.get("runs", 1) > 1:
-        fields += ("runs",)
-    blob = json.dumps({k: job.get(k) for k in fields}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()

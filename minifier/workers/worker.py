@@ -11,36 +11,37 @@ import os
 import sys
 import time
 
+from minifier.workers.job import Job
 from minifier.workers.protocol import CaseValues, read_message, resolve_inputs, write_message
 
 
-def run_check(job: dict, values: CaseValues) -> dict:
+def run_check(job: Job, values: CaseValues) -> dict:
     from compiler import inject
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check
     from compiler.context import graph_modes
 
-    spec = CompileSpec.from_dict(job["spec"])
-    inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
-    model = module_from_source(job["source"])
-    injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
-    modes = lambda: graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)  # as the script ran it
+    spec = CompileSpec.from_dict(job.spec)
+    inputs = resolve_inputs(values.get(job.case_dir), job.inputs)
+    model = module_from_source(job.source)
+    injections = [inject.Injection.from_dict(d) for d in job.injections]
+    tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict)
+    modes = lambda: graph_modes(job.context or {}, spec.grad_enabled, inputs)  # as the script ran it
     answers = []
     with inject.injected(*injections):
-        with fresh_compile_state(spec), kernel_build_threads(job.get("kernel_threads", 1)), modes():
-            compiled = compile_for_stage(model, job["stage"], spec)
+        with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
+            compiled = compile_for_stage(model, job.stage, spec)
             outcomes = []
-            for _ in range(job.get("runs", 1)):  # no run after one that killed the CUDA context
-                outcomes.append(check(model, inputs, compiled, stage=job["stage"], **tolerance))
+            for _ in range(job.runs):  # no run after one that killed the CUDA context
+                outcomes.append(check(model, inputs, compiled, stage=job.stage, **tolerance))
                 if cuda_context_poisoned(outcomes[-1].__dict__):
                     break
         for outcome in outcomes:
             seeded = outcome.kind == "nondeterministic"
             if seeded:
                 with modes():
-                    outcome = recheck_seeded(model, inputs, spec, job["stage"], outcome, tolerance)
+                    outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, tolerance)
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
             answers.append({**outcome.__dict__, "seeded": seeded and outcome.status == "fail"})
     return {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
@@ -65,25 +66,31 @@ def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
     return seeded
 
 
-def run_kernels(job: dict, values: CaseValues) -> dict:
+def run_kernels(job: Job, values: CaseValues) -> dict:
     """Inductor's generated code for a candidate, and the graph nodes each kernel computes."""
     from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, fresh_compile_state
     from compiler.context import graph_modes
 
-    spec = CompileSpec.from_dict(job["spec"])
-    inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
-    injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    modes = graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)
+    spec = CompileSpec.from_dict(job.spec)
+    inputs = resolve_inputs(values.get(job.case_dir), job.inputs)
+    injections = [inject.Injection.from_dict(d) for d in job.injections]
+    modes = graph_modes(job.context or {}, spec.grad_enabled, inputs)
     with inject.injected(*injections), fresh_compile_state(spec), modes:
-        code, found = kernels.generated_code(module_from_source(job["source"]), inputs, spec)
+        code, found = kernels.generated_code(module_from_source(job.source), inputs, spec)
     return {"status": "ok", "code": code, "kernels": [k.to_dict() for k in found]}
 
 
-def run_divergence(job: dict, values: CaseValues) -> dict:
+def run_divergence(job: Job, values: CaseValues) -> dict:
     from minifier.localize.divergence_worker import run_divergence as run
 
+    return run(job, values)
+
+
+def answer(job: Job, values: CaseValues) -> dict:
+    """What the worker answers to one job: its op run on its graph."""
+    run = {"kernels": run_kernels, "divergence": run_divergence}.get(job.op, run_check)
     return run(job, values)
 
 
@@ -120,13 +127,12 @@ def main() -> None:
     protocol_in = sys.stdin.buffer
     values = CaseValues()
     while True:
-        job = read_message(protocol_in)
-        if job is None:
+        message = read_message(protocol_in)
+        if message is None:
             return
         start = time.perf_counter()
         try:
-            result = warm_up() if job["op"] == "warmup" else run_kernels(job, values) if job["op"] == "kernels" \
-                else run_divergence(job, values) if job["op"] == "divergence" else run_check(job, values)
+            result = warm_up() if message["op"] == "warmup" else answer(Job.from_dict(message), values)
         except Exception as exc:  # a broken job must not kill a warm worker
             import traceback
 

@@ -1,0 +1,63 @@
+"""One question for a worker, and its cache key, as one type.
+
+A `Job` says what to run (`op`: check, kernels, divergence) on which graph (its module source
+and references to recorded inputs in `case_dir`), how to compile it (stage, spec, injected bugs,
+the modes the script ran under) and how to judge it (tolerances, runs). The evaluator and the
+fuzzer build one per question; it travels to the worker as `to_dict()` and is decoded there by
+`from_dict`. `key()` names what is asked, not how: the timeout and the kernel build threads
+are left out, so the same question asked with another limit is answered from the cache.
+Standard library only: the worker imports it before torch.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+
+# What every question's key holds; `op` joins it for a question other than a check, and `runs`
+# for more than one run (see `Job.key`).
+KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
+_TUPLES = ("inputs", "injections", "node_names")  # lists on the wire, tuples in a Job
+
+
+@dataclass(frozen=True)
+class Job:
+    source: str  # module source of the graph (compiler.graph_code)
+    inputs: tuple  # per placeholder: a recorded value's name, or (name, transform)
+    case_dir: str  # where values.pt holds the recorded values
+    spec: dict  # CompileSpec.to_dict(): how the script called torch.compile
+    stage: str = "inductor"
+    op: str = "check"  # check | kernels | divergence
+    injections: tuple = ()  # Injection.to_dict() of each planted bug
+    atol: float | None = None
+    rtol: float | None = None
+    strict: bool = False
+    context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context)
+    repeat: int = 0  # > 0: the same question asked again (flakiness), not taken from the cache
+    runs: int = 1  # compiled once, run this many times (the k-of-k rule)
+    node_names: tuple | None = None  # divergence: the graph's node names, in order
+    timeout: float | None = None  # seconds after which the run is a hang (None: the pool's)
+    kernel_threads: int = 1  # threads that build new kernels
+
+    def __post_init__(self) -> None:
+        for name in _TUPLES:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+
+    def key(self) -> str:
+        """The cache key: a hash of what is asked (KEY_FIELDS, with `op` and `runs` where they
+        differ from a single check)."""
+        names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ())
+        wire = self.to_dict()
+        blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def to_dict(self) -> dict:
+        """The job as sent to a worker: plain lists and dicts, unset (None) fields left out."""
+        wire = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: list(v) if k in _TUPLES and v is not None else v for k, v in wire.items() if v is not None}
+
+    @staticmethod
+    def from_dict(wire: dict) -> "Job":
+        return Job(**{f.name: wire[f.name] for f in fields(Job) if f.name in wire})

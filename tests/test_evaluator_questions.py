@@ -1,0 +1,101 @@
+"""An evaluator is made for one question and shares what it learns; a job and its cache key are
+one type; passes reach the evaluator only through the budget. No compiler needed: the pool here
+answers every job at once and counts what it was sent."""
+import hashlib
+import json
+from concurrent.futures import Future
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from compiler.stages import CompileSpec
+from minifier.reduce.budget import Budget, Guarded
+from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.workers.job import Job
+
+
+class AnsweringPool:
+    """Answers each job with `answer`; keeps the jobs it was sent."""
+
+    size, timeout = 1, 600.0
+
+    def __init__(self, answer: dict):
+        self.answer, self.sent = answer, []
+
+    def submit(self, job: dict) -> Future:
+        self.sent.append(job)
+        future = Future()
+        future.set_result(dict(self.answer))
+        return future
+
+
+def _graph() -> fx.GraphModule:
+    gm = fx.symbolic_trace(lambda x, y: torch.relu(x * y))
+    for p in gm.graph.nodes:
+        if p.op == "placeholder":
+            p.meta["value"] = p.name
+    return gm
+
+
+def _evaluator(answer: dict) -> Evaluator:
+    return Evaluator(AnsweringPool(answer), Path("/nowhere"), CompileSpec(), [], signature="accuracy@inductor")
+
+
+FAILS = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor", "seconds": 0.5}
+
+
+def test_evaluators_for_other_bugs_share_the_cache_and_the_counters():
+    ev, gm = _evaluator(FAILS), _graph()
+    assert ev.test(gm) == REPRODUCES
+    other = ev.for_bug("inductor", "compile_error@inductor", culprit="relu")
+    assert other.test(gm) == PASSES  # its own question, answered from the shared cache
+    assert len(ev.pool.sent) == 1 and ev.compiles == other.compiles == 1
+    assert ev.cache_hits == other.cache_hits == 1 and ev.log is other.log and ev.cache is other.cache
+    other.for_bug("aot_eager", "accuracy@aot_eager").outcomes([gm])  # another stage: a new job, counted once
+    assert len(ev.pool.sent) == 2 and ev.compiles == 2 and len(ev.log) == 2
+    assert (ev.stage, ev.signature, ev.culprit) == ("inductor", "accuracy@inductor", None)  # never retargeted
+
+
+def test_an_evaluator_cannot_be_retargeted_from_outside():
+    ev = _evaluator(FAILS)
+    with pytest.raises(FrozenInstanceError):
+        ev.signature = "another"
+    with pytest.raises(TypeError):
+        ev.for_bug("inductor", "accuracy@inductor", atol=1.0)  # for_bug fixes the question, not the oracle
+    limited = ev.for_bug("inductor", "accuracy@inductor", timeout=7.0, validate=lambda gm: "too big")
+    assert limited.test(_graph()) == "invalid" and ev.rejected == 1 and not ev.pool.sent
+    assert limited.for_bug("aot_eager", "x").timeout == 7.0  # limits carry on to the next question
+    assert ev.timeout is None and ev.validate is None
+
+
+def test_a_job_round_trips_and_equal_questions_have_equal_keys():
+    ev, gm = _evaluator(FAILS), _graph()
+    job = ev.job(gm, "inductor", repeat=1, runs=3)
+    assert Job.from_dict(job.to_dict()) == job
+    assert job.to_dict()["inputs"] == ["x", "y"] and "timeout" not in job.to_dict()
+    same = ev.job(_graph(), "inductor", repeat=1, runs=3, timeout=5.0, kernel_threads=2)  # how, not what
+    assert same != job and same.key() == job.key()
+    assert ev.job(gm, "aot_eager").key() != ev.job(gm, "inductor").key()
+    assert ev.job(gm, op="kernels").key() != ev.job(gm).key()
+    assert ev.job(gm, runs=3).key() != ev.job(gm).key()
+
+
+def test_the_key_is_the_one_answers_were_saved_under():
+    """Checkpoints keep answers by key: a Job's key is the hash the evaluator always used."""
+    job = _evaluator(FAILS).job(_graph(), repeat=0, op="divergence", node_names=["mul", "relu"])
+    wire = job.to_dict()
+    fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat", "op")
+    blob = json.dumps({k: wire.get(k) for k in fields}, sort_keys=True, default=str)
+    assert job.key() == hashlib.sha256(blob.encode()).hexdigest()
+
+
+def test_passes_reach_the_evaluator_only_through_guarded_methods():
+    ev, gm = _evaluator(FAILS), _graph()
+    guard = Guarded(ev, Budget(max_compiles=5), lambda g: (len(g.graph.nodes),), gm)
+    assert guard.test(gm) == REPRODUCES and guard.budget.spent == 1
+    for name in ("signature", "repeats", "prefetch", "pool"):  # would spend or leak compiles unbudgeted
+        with pytest.raises(AttributeError, match="Guarded"):
+            getattr(guard, name)
