@@ -49,6 +49,7 @@ class Session:
         self.seq_sources: dict[int, dict] = {}  # Dynamo graph -> autograd seq_nr -> Dynamo node name
         self.config_before = config_snapshot.snapshot()
         self.marker = out / "calling"
+        self.backends: dict[tuple, RecordingBackend] = {}  # one per distinct compile settings
 
     def graph_dir(self, index: int) -> Path:
         path = self.out / f"graph_{index}"
@@ -83,6 +84,16 @@ def _inner_backend(backend, mode, options, dynamic):
 
 # Raised by backends on purpose to make Dynamo re-trace; not failures.
 _DYNAMO_CONTROL_FLOW = (torch._dynamo.exc.RestartAnalysis, torch._dynamo.exc.SkipFrame)
+
+
+def shared_backend(session: Session, backend, mode, options, dynamic, fullgraph) -> "RecordingBackend":
+    """The recording backend for these settings, made once: two torch.compile calls with the
+    same settings must share Dynamo's cache and guards as they do in a normal run (a new backend
+    object per call would make Dynamo compile afresh, and hide a bug in what it reuses)."""
+    key = (backend if isinstance(backend, str) else id(backend), mode, repr(options), dynamic, fullgraph)
+    if key not in session.backends:
+        session.backends[key] = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
+    return session.backends[key]
 
 
 class RecordingBackend:
@@ -289,7 +300,7 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
             handle = original(model, fullgraph=fullgraph, dynamic=dynamic, backend=stage_backend, disable=disable,
                               **kwargs)
         else:
-            rec = RecordingBackend(session, backend, mode, options, dynamic, fullgraph)
+            rec = shared_backend(session, backend, mode, options, dynamic, fullgraph)
             handle = original(model, fullgraph=fullgraph, dynamic=dynamic, backend=rec, disable=disable, **kwargs)
         number = session.callables
         session.callables += 1

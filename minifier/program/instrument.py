@@ -98,8 +98,23 @@ def _is_project(stmt: ast.stmt, names: set[str]) -> bool:
     return False
 
 
-def render(tree: ast.Module) -> str:
-    return PROLOGUE + "\n\n" + ast.unparse(tree) + "\n"
+EAGER_PROLOGUE = '''import torch
+
+
+def compiled_checked(fn=None, **options):  # the control run: nothing compiled
+    return fn if fn is not None else (lambda f: f)
+'''
+PLAIN_PROLOGUE = '''import torch
+
+compiled_checked = torch.compile
+'''
+
+
+def render(tree: ast.Module, mode: str = "check") -> str:
+    """The program as text: `check` with the self-checking prologue; `plain` compiled as the
+    program does it, judged by how it ends; `eager`, the plain program's control run."""
+    prologue = {"check": PROLOGUE, "plain": PLAIN_PROLOGUE, "eager": EAGER_PROLOGUE}[mode]
+    return prologue + "\n\n" + ast.unparse(tree) + "\n"
 
 
 def program_lines(tree: ast.Module) -> int:
@@ -111,6 +126,14 @@ def program_lines(tree: ast.Module) -> int:
 class RunResult:
     code: int | None  # None: it hung past the timeout
     line: str  # the failure line (one of MARKS), or the last line it printed to stderr
+
+    def signature_in(self, mode: str) -> str | None:
+        """`check` mode: the disagreement line; `plain`/`eager`: the exception that ended it."""
+        if mode == "check":
+            return self.signature
+        if self.code in (0, None):
+            return None if self.code == 0 else "hang"
+        return self.line.split(":")[0].strip() or f"exit status {self.code}"
 
     @property
     def signature(self) -> str | None:

@@ -19,7 +19,8 @@ from minifier.program.interaction import EndToEnd, same_failure
 LADDER = (("eager", "Dynamo"), ("aot_eager", "AOTAutograd"),
           ("aot_eager_decomp_partition", "decompositions and partitioner"))
 COMPILER = "the compiler (the script's own backend)"
-DYNAMO_ERRORS = ("InternalTorchDynamoError", "TorchRuntimeError", "Unsupported", "BackendCompilerFailed")
+# Raised by Dynamo itself while tracing (BackendCompilerFailed is the backend's, not Dynamo's).
+DYNAMO_ERRORS = ("InternalTorchDynamoError", "TorchRuntimeError", "Unsupported")
 
 
 @dataclass
@@ -33,10 +34,9 @@ class Layer:
 
 
 def raised_in_dynamo(script: dict) -> bool:
-    """The script died of an exception Dynamo raised while tracing (before any backend ran)."""
-    trace = script.get("traceback") or ""
-    return script.get("status") == "error" and ("torch/_dynamo/" in trace or
-                                                 any(name in (script.get("type") or "") for name in DYNAMO_ERRORS))
+    """The script died of an exception Dynamo raised while tracing (before any backend ran).
+    Its traceback alone says nothing: every compiled call passes through torch/_dynamo frames."""
+    return script.get("status") == "error" and (script.get("type") or "") in DYNAMO_ERRORS
 
 
 def blame_layer(script: Path, args: list[str], eager: Capture, wanted: EndToEnd, work: Path, timeout: float,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from compiler import inject
-from minifier.program.instrument import instrument, program_lines, project_statements, render, run_program
+from minifier.program.instrument import RunResult, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
 
@@ -31,38 +31,65 @@ def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections
     tree = instrument(script.read_text(), layer.backend)
     planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
     tree.body[:0] = ast.parse(planting).body if specs else []
-    (folder / "instrumented.py").write_text(render(tree))
-    first = run_program(folder / "instrumented.py", script.parent, timeout, [str(ROOT)], zygote)
-    if first.signature is None:
-        return {"status": "not_checkable", "message": f"the instrumented program does not fail by itself: {first.line}"}
-    say(f"reducing the program ({program_lines(tree)} lines) with {layer.backend or 'its own backend'}: "
-        f"{first.signature}")
-    oracle = Oracle(folder, script.parent, first.signature, timeout, [str(ROOT)], zygote,
+    mode, first = first_failure(tree, folder, script.parent, timeout, zygote)
+    if first is None:
+        return {"status": "not_checkable", "message": "neither does a compiled call differ from eager on copies of "
+                "its inputs, nor does the program fail compiled and not eager, when rerun on its own"}
+    say(f"reducing the program ({program_lines(tree)} lines) with {layer.backend or 'its own backend'}: {first.line}")
+    oracle = Oracle(folder, script.parent, first.signature_in(mode), timeout, [str(ROOT)], zygote, mode=mode,
                     pinned=[ast.dump(s) for s in project_statements(tree)])
     reduction = reduce_program(tree, oracle, say=say)
     repro = out / "repro.py"
-    repro.write_text(standalone(reduction.tree, injections))
-    verified = verify(repro, first.signature, timeout)
-    return {"status": "reduced", "signature": first.signature, "repro": str(repro), "verified": verified,
+    repro.write_text(standalone(reduction.tree, injections, mode))
+    verified = verify(repro, oracle.signature, mode, timeout)
+    return {"status": "reduced", "signature": oracle.signature, "message": first.line, "oracle": mode,
+            "repro": str(repro), "verified": verified,
             "lines_before": reduction.lines_before, "lines_after": reduction.lines_after, "runs": reduction.runs,
             "seconds": reduction.seconds, "passes": reduction.passes, "complete": reduction.complete,
             "layer": asdict(layer)}
 
 
-def standalone(tree: ast.Module, injections: list[dict]) -> str:
+def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote) -> tuple[str, RunResult | None]:
+    """How the whole program shows its failure on its own: each compiled call differing from
+    eager on copies of its inputs (`check`), or else the program failing compiled where its
+    eager control run does not (`plain`: a dropped side effect leaves equal outputs)."""
+    (folder / "instrumented.py").write_text(render(tree))
+    first = run_program(folder / "instrumented.py", cwd, timeout, [str(ROOT)], zygote)
+    if first.signature is not None:
+        return "check", first
+    (folder / "plain.py").write_text(render(tree, "plain"))
+    (folder / "plain_eager.py").write_text(render(tree, "eager"))
+    plain = run_program(folder / "plain.py", cwd, timeout, [str(ROOT)], zygote)
+    control = run_program(folder / "plain_eager.py", cwd, timeout, [str(ROOT)], zygote)
+    failed = plain.signature_in("plain")
+    return ("plain", plain) if failed and failed != control.signature_in("eager") else ("plain", None)
+
+
+def standalone(tree: ast.Module, injections: list[dict], mode: str = "check") -> str:
     """The repro's text: the program without the statements that plant its bug through this
-    project (project_statements), and the planted bugs' own code in their place."""
+    project (project_statements), and the planted bugs' own code in their place. In `plain`
+    mode the program calls torch.compile itself again, and its own failure is the check."""
     tree = ast.parse(ast.unparse(tree))
     ours = project_statements(tree)
     tree.body = [s for s in tree.body if not any(s is o for o in ours)]
     planted = inject.injection_source([inject.Injection.from_dict(d) for d in injections]) if injections else ""
-    return render(tree).replace("import torch\n", "import torch\n" + (f"\n{planted}\n" if planted else ""), 1)
+    head = "import torch\n" + (f"\n{planted}\n" if planted else "")
+    if mode == "plain":
+        return head + "\n" + ast.unparse(ast.fix_missing_locations(UseTorchCompile().visit(tree))) + "\n"
+    return render(tree).replace("import torch\n", head, 1)
 
 
-def verify(repro: Path, signature: str, timeout: float) -> bool:
+class UseTorchCompile(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name):
+        if node.id == "compiled_checked":
+            return ast.copy_location(ast.Attribute(ast.Name("torch", ast.Load()), "compile", ast.Load()), node)
+        return node
+
+
+def verify(repro: Path, signature: str, mode: str, timeout: float) -> bool:
     """repro.py fails the same way in a fresh interpreter started from another folder."""
     with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
-        return run_program(repro, Path(elsewhere), timeout).signature == signature
+        return run_program(repro, Path(elsewhere), timeout).signature_in(mode) == signature
 
 
 def write_program_issue(out: Path, report: dict) -> Path:
@@ -75,7 +102,7 @@ def write_program_issue(out: Path, report: dict) -> Path:
     repro = Path(program["repro"]).read_text() if program.get("repro") else ""
     lines = [f"# torch.compile: {layer.get('name', 'the compiler')} makes the program fail", "",
              "### 🐛 Describe the bug", "",
-             f"`{program.get('signature')}`. The program fails with backend=`{layer.get('backend') or 'its own'}`; "
+             f"`{program.get('message') or program.get('signature')}`. The program fails with backend=`{layer.get('backend') or 'its own'}`; "
              f"the rungs tried: " + ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}"
                                               for r in layer.get("runs", [])) + ".", "",
              "```python", repro.rstrip(), "```", "",

@@ -30,6 +30,7 @@ class Oracle:
     timeout: float
     extra_path: list[str] = field(default_factory=list)
     zygote: object = None  # a warm Zygote to fork candidates from, or None for fresh interpreters
+    mode: str = "check"  # "check": each compiled call judges itself; "plain": the program fails, eager does not
     answers: dict[str, bool] = field(default_factory=dict)
     runs: int = 0
 
@@ -38,14 +39,18 @@ class Oracle:
     def holds(self, tree: ast.Module) -> bool:
         if [ast.dump(s) for s in project_statements(tree)] != self.pinned:
             return False  # the verifier: a candidate that changes how the bug is planted never runs
-        text = render(tree)
+        text = render(tree, self.mode)
         key = hashlib.sha256(text.encode()).hexdigest()[:16]
         if key not in self.answers:
-            path = self.folder / f"candidate_{key}.py"
-            path.write_text(text)
-            self.runs += 1
-            self.answers[key] = run_program(path, self.cwd, self.timeout, self.extra_path, self.zygote).signature == self.signature
+            self.answers[key] = self._run(text, key) == self.signature and \
+                (self.mode == "check" or self._run(render(tree, "eager"), key + "_eager") != self.signature)
         return self.answers[key]
+
+    def _run(self, text: str, name: str) -> str | None:
+        path = self.folder / f"candidate_{name}.py"
+        path.write_text(text)
+        self.runs += 1
+        return run_program(path, self.cwd, self.timeout, self.extra_path, self.zygote).signature_in(self.mode)
 
 
 @dataclass
@@ -59,12 +64,22 @@ class Reduction:
     complete: bool  # False when the run limit or the time limit stopped it
 
 
-def first_holding(candidates: Iterator[ast.Module], oracle: Oracle, jobs: int) -> tuple[ast.Module | None, int]:
-    """The first candidate (in order) that holds, trying `jobs` at a time; and how many were tried."""
+def size(tree: ast.Module) -> tuple[int, int]:
+    """What "smaller" means (Hypothesis's sort_key): fewer syntax nodes, then smaller int literals.
+    Only a strictly smaller candidate is tried, so no pass can loop on an equal one."""
+    nodes = list(ast.walk(tree))
+    return len(nodes), sum(abs(n.value) for n in nodes if isinstance(n, ast.Constant) and type(n.value) is int)
+
+
+def first_holding(candidates: Iterator[ast.Module], oracle: Oracle, jobs: int,
+                  current: tuple[int, int] = (2 ** 62, 0)) -> tuple[ast.Module | None, int]:
+    """The first candidate (in order) that is smaller than `current` and holds, trying `jobs`
+    at a time; and how many were tried."""
     tried = 0
+    smaller = (c for c in candidates if size(c) < current)
     with ThreadPoolExecutor(max(jobs, 1)) as pool:
         while True:
-            window = [c for _, c in zip(range(max(jobs, 1)), candidates)]
+            window = [c for _, c in zip(range(max(jobs, 1)), smaller)]
             if not window:
                 return None, tried
             tried += len(window)
@@ -83,7 +98,7 @@ def reduce_program(tree: ast.Module, oracle: Oracle, jobs: int = 2, max_runs: in
         changed = False
         for p in PASSES:
             while not out_of_budget():
-                found, tried = first_holding(p.candidates(tree), oracle, jobs)
+                found, tried = first_holding(p.candidates(tree), oracle, jobs, size(tree))
                 stats[p.name]["tried"] += tried
                 if found is None:
                     break
