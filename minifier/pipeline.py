@@ -28,6 +28,7 @@ from minifier.report import html as html_report
 from minifier.workers.pool import WorkerPool
 from minifier.workers.zygote import ForkedRuns
 from compiler.context import graph_modes
+from compiler.signature import rung_of
 from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.manifest import ReproFolderError
@@ -122,7 +123,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
             values = record_values(gm, inputs)
         torch.save(values, case_dir / "values.pt")
         ev = Evaluator(pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
-                       atol=opts.atol, rtol=opts.rtol, strict=opts.strict, context=context)
+                       atol=opts.atol, rtol=opts.rtol, strict=opts.strict, ignore=opts.ignore, context=context)
         if (g.failure or {}).get("kind") == "hang":
             ev.timeout = opts.hang_timeout
         evaluators.append(ev)
@@ -203,7 +204,8 @@ def _check_replayable(g: GraphRecord) -> None:
 def _bug_row(bug: Bug) -> dict:
     row = {"failing_graph": bug.graph, "also_in_graphs": bug.also_in, "stage": bug.stage,
            "inductor_bug": bug.stage == "inductor",
-           "failure": {"kind": bug.kind, "signature": bug.signature, "message": bug.message,
+           "failure": {"kind": bug.kind, "rung": rung_of(bug.signature), "signature": bug.signature,
+                       "message": bug.message,
                        "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
            "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}

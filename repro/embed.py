@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SIDECAR_PARTS = (ROOT / "compiler" / "signature.py", ROOT / "compiler" / "oracle.py", ROOT / "compiler" / "context.py",
+SIDECAR_PARTS = (ROOT / "compiler" / "rungs.py", ROOT / "compiler" / "signature.py", ROOT / "compiler" / "oracle.py",
+                 ROOT / "compiler" / "context.py",
                  ROOT / "repro" / "runner.py")
 SIDECAR_PREFIX = "_minify_oracle_"
 SKIP_MARK = "# minify: embed-skip"

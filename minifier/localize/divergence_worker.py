@@ -28,7 +28,8 @@ def run_divergence(job: dict, case_values) -> dict:
     spec = CompileSpec.from_dict(job["spec"])
     values = case_values.get(job["case_dir"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
+    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False),
+                     ignore=tuple(job.get("ignore", ())))
     model = module_from_source(job["source"])
     gm = renamed(trace_module(model), job["node_names"], job["inputs"])
     if gm is None:

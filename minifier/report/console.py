@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from compiler.rungs import RUNG_WORDS
 from minifier.blame.search import blame_lines
 from minifier.reduce.graph_edit import op_nodes
 
@@ -122,6 +123,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     failure = bug["failure"]
     table = Table(show_header=False, box=None)
     table.add_row("failure", f"[bold]{failure['kind']}[/bold]: {failure['message']}")
+    if failure.get("rung"):
+        table.add_row("check", f"{failure['rung']}: {RUNG_WORDS.get(failure['rung'], '')}")
     table.add_row("signature", failure["signature"])
     also = f"; same bug in graph(s) {', '.join(map(str, bug['also_in_graphs']))}" if bug.get("also_in_graphs") else ""
     part = f", {bug['part']}" if bug.get("part") else ""

@@ -188,6 +188,7 @@ def _summary(report: dict) -> str:
     items = [("script", report.get("script", "")), ("status", report.get("status", ""))]
     if failure:
         items += [("failure", f"{failure.get('kind')}: {failure.get('message')}"),
+                  *([("oracle check", failure["rung"])] if failure.get("rung") else []),
                   ("stage", report.get("stage", "")),
                   ("Inductor bug", {True: "yes", False: "no: it fails before Inductor"}.get(report.get("inductor_bug"),
                                                                                             "?")),

@@ -36,6 +36,7 @@ class Evaluator:
     atol: float | None = None
     rtol: float | None = None
     strict: bool = False
+    ignore: tuple = ()  # rungs of the oracle's ladder not to check
     context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context): autocast, ...
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
@@ -53,6 +54,7 @@ class Evaluator:
                 "inputs": [input_ref(p) for p in placeholders(gm)],
                 "stage": stage or self.stage, "spec": self.spec.to_dict(), "injections": self.injections,
                 "atol": self.atol, "rtol": self.rtol, "strict": self.strict, "context": self.context,
+                **({"ignore": list(self.ignore)} if self.ignore else {}),
                 **({"timeout": self.timeout or self.adaptive_timeout()} if self.timeout or self.slowest else {})}
 
     def adaptive_timeout(self) -> float:
@@ -173,6 +175,8 @@ def divergence_question(gm: fx.GraphModule) -> tuple:
 
 def _key(job: dict) -> str:
     fields = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
+    if job.get("ignore"):
+        fields += ("ignore",)
     if job.get("op", "check") != "check":  # another question about the same graph
         fields += ("op",)
     if job.get("runs", 1) > 1:

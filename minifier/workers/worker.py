@@ -25,7 +25,8 @@ def run_check(job: dict, values: CaseValues) -> dict:
     inputs = resolve_inputs(values.get(job["case_dir"]), job["inputs"])
     model = module_from_source(job["source"])
     injections = [inject.Injection.from_dict(d) for d in job.get("injections", [])]
-    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False))
+    tolerance = dict(atol=job.get("atol"), rtol=job.get("rtol"), strict=job.get("strict", False),
+                     ignore=tuple(job.get("ignore", ())))
     modes = lambda: graph_modes(job.get("context") or {}, spec.grad_enabled, inputs)  # as the script ran it
     answers = []
     with inject.injected(*injections):
