@@ -284,7 +284,8 @@ def _judge_floats(m, e, a, r, atol, rtol, strict, exact, ignore):
             bad = differ & ~explained
             return _fail(m, "nan_inf", f"NaN/Inf where eager has a finite value or the reverse at {int(bad.sum())} of "
                                        f"{n} elements (first {_first(bad, e, a)})")
-        m["numerics"] = "nan_inf_fp64"
+        index = tuple(int(i) for i in differ.nonzero()[0]) if differ.dim() else ()
+        m.update(numerics="nan_inf_fp64", nonfinite_example=f"{_first(differ, e, a)}, fp64 {_scalar(r[index])}")
     far = both & ~close
     if bool(far.any()):  # rung values
         finite_ref = r is not None and not e.is_complex()
@@ -447,7 +448,7 @@ def numerics_lines(metrics: list) -> list:
             continue
         text = f"{m['output']} ({m.get('dtype', '?')}) {NUMERICS_WORDS.get(m['numerics'], m['numerics'])}"
         if m.get("nonfinite_mismatch"):
-            text += f" ({m['nonfinite_mismatch']} element(s))"
+            text += f" at {m['nonfinite_mismatch']} element(s), first {m.get('nonfinite_example', '')}"
         elif m.get("max_abs_err") and m.get("numerics") != "noise":
             text += f" (by up to {m['max_abs_err']:.3g})"
         if "fp64_err_compiled" in m:

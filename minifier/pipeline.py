@@ -15,8 +15,8 @@ from compiler.graph_code import module_from_source, trace_module
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
-from minifier.workers.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_OK, Launched, Options, Result,
-                             UserError, launch)
+from minifier.workers.launch import (EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_NUMERICS, EXIT_OK,
+                                     Launched, Options, Result, UserError, launch)
 from minifier.reduce.bugs import Bug, bugs_in_graph
 from minifier.blame.search import blame, blame_markdown
 from minifier.reduce.budget import Budget
@@ -24,7 +24,7 @@ from minifier.workers.evaluate import Evaluator
 from minifier.reduce.graph_edit import canonical, graph_inputs, op_label, op_nodes, placeholders
 from minifier.localize import graphs as localize
 from minifier.program import interaction
-from minifier.report import html as html_report
+from minifier.report import html as html_report, numerics
 from minifier.workers.pool import WorkerPool
 from minifier.workers.zygote import ForkedRuns
 from compiler.context import graph_modes
@@ -142,7 +142,7 @@ def _run(opts: Options, ui, out: Path, work: Path, pool: WorkerPool, start: floa
         to_localize.append((g, gm, values, ev, found))
     verifying.shutdown(wait=False)
     if not bugs:
-        return _nothing_failed(opts, capture, out, start, work, ui)
+        return _nothing_failed(opts, capture, out, start, work, ui, pool)
     # Localization only adds to the report: it runs on the warm workers while the repros are
     # verified in fresh processes (it passes its stage explicitly, so they do not interfere).
     side = ThreadPoolExecutor(1)
@@ -280,16 +280,42 @@ def _script_failure(script: dict) -> str:
     return script.get("message", status or "")
 
 
+def _one_graph(opts: Options, capture: Capture, out: Path, start: float, work: Path, say, pool, report: dict,
+              e2e, index: int) -> Result:
+    """The program fails only compiled, and compiling graph `index` alone is enough, though it
+    passed the oracle: numerics (minifier.report.numerics), or state the graph does not see."""
+    g = next(g for g in capture.graphs if g.index == index)
+    report.update(script=str(opts.script), failing_graphs=[index], html=str(out / "report.html"),
+                  end_to_end=e2e.__dict__)
+    if numerics.is_numerics(g.record.get("verdict") or {}):
+        hints = numerics.verified_hints(g, pool, work, say) if pool is not None and g.replayable else []
+        report.update(status="numerics", numerics=numerics.verdict(g, e2e.message, hints),
+                      wall_seconds=round(time.perf_counter() - start, 2))
+        code = EXIT_NUMERICS
+    else:
+        report.update(status="not_reproduced", wall_seconds=round(time.perf_counter() - start, 2))
+        code = EXIT_NOT_REPRODUCED
+    _write_report(out, report)
+    html_report.write_html(out, report, [])
+    if code == EXIT_NUMERICS:
+        return Result(code, report)
+    raise UserError(f"the program fails only compiled ({e2e.message}) and compiling graph {index} alone is enough, "
+                    f"but graph {index} matches eager exactly on the inputs of its first call: the difference comes "
+                    f"from a later call or from state outside the graph", EXIT_NOT_REPRODUCED)
+
+
 def _graph_row(g: GraphRecord) -> dict:
     verdict = g.record.get("verdict") or {}
-    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None)
+    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None) \
+        or (verdict.get("message", "")[:160] if verdict.get("kind") == "numerics" else None)
     return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
             "nodes": g.nodes, "failing": bool(g.failure),
             "kind": (g.failure or {}).get("kind") or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
             "message": (g.failure or {}).get("message"), "verdict": verdict.get("status"), "note": note}
 
 
-def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path, ui=None) -> Result:
+def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, work: Path, ui=None,
+                    pool: WorkerPool | None = None) -> Result:
     """No graph fails on its own: check the program end to end (minifier.program.interaction), and if
     it fails, name the smallest set of graphs that must be compiled together for it to fail."""
     script = capture.script
@@ -327,6 +353,8 @@ def _nothing_failed(opts: Options, capture: Capture, out: Path, start: float, wo
     say(f"the program fails end to end ({e2e.message}); finding the graphs that must be compiled together")
     found = interaction.find_interaction(opts.script.resolve(), opts.script_args, capture, eager, e2e,
                                          work / "subsets", opts.timeout, opts.atol, opts.rtol, say, opts.injections)
+    if len(found.graphs) == 1:  # one graph is enough: not an interaction
+        return _one_graph(opts, capture, out, start, work, say, pool, report, e2e, found.graphs[0])
     report.update(status="interaction", script=str(opts.script), interaction=found.to_dict(),
                   failing_graphs=found.graphs, wall_seconds=round(time.perf_counter() - start, 2),
                   html=str(out / "report.html"))

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from compiler.rungs import RUNG_WORDS
 from minifier.blame.search import blame_lines
+from minifier.report import numerics
 from minifier.reduce.graph_edit import op_nodes
 
 
@@ -44,6 +45,14 @@ def print_summary(report: dict, console: Console) -> None:
         return
     if report.get("status") == "interaction":
         console.print(_interaction_panel(report))
+        return
+    if report.get("status") == "numerics":
+        table = Table(show_header=False, box=None)
+        for key, value in numerics.console_rows(report["numerics"]):
+            table.add_row(key, value)
+        if report.get("html"):
+            table.add_row("report", report["html"])
+        console.print(Panel(table, title="minify: numerics", border_style="yellow"))
         return
     bugs = report.get("bugs") or [report]
     for number, bug in enumerate(bugs, 1):

@@ -13,6 +13,8 @@ import html
 import re
 from pathlib import Path
 
+from minifier.report import numerics
+
 NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34, 54, 14, 20
 STATUS_COLORS = {"input": "#dbe9f6", "ok": "#cdebd3", "unobserved": "#e6e6e6", "unknown": "#f4f4f4"}
 CSS = """
@@ -270,7 +272,8 @@ def _repro_section(report: dict) -> str:
 
 
 def render(report: dict, localizations: list[dict]) -> str:
-    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report)]
+    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report),
+            numerics.html_section(report)]
     body += [_localization_section(loc) for loc in localizations]
     body.append(_repro_section(report))
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>minify report</title>"

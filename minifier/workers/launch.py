@@ -15,7 +15,8 @@ from pathlib import Path
 from minifier.localize.capture_run import RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 2, 3, 4
+# The exit codes of `minify SCRIPT`, all of them (README "Exit codes").
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED, EXIT_NUMERICS = 0, 2, 3, 4, 5
 
 
 class UserError(Exception):
