@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from compiler.rungs import IGNORABLE, RUNG_WORDS, RUNGS, parse_ignore  # noqa: F401  # minify: embed-skip
-from compiler.signature import exception_signature, ladder_signature  # minify: embed-skip
+from compiler.rungs import IGNORABLE, RUNG_WORDS, RUNGS, parse_ignore  # noqa: F401 (re-exported)
+from compiler.signature import exception_signature, ladder_signature
 
 # dtype -> (atol, rtol, rmse multiplier)
 TOLERANCES = {

@@ -96,55 +96,6 @@ def test_normalize_strips_what_varies():
     assert a == b
 
 
-def _load_sidecar(folder):
-    import importlib.util
-
-    from repro.embed import write_sidecar
-
-    path = write_sidecar(folder)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_repro_sidecar_judges_exactly_as_the_tool_does(tmp_path):
-    """Detection, reduction (compiler.oracle) and repro.py / generated tests (the sidecar) give the
-    same verdict, signature and metrics on the same runs: one oracle, never two."""
-    sidecar = _load_sidecar(tmp_path)
-    torch.manual_seed(0)
-    x = torch.randn(256)
-    ints = torch.randint(-5, 5, (16,))
-    cases = [
-        (Fn(torch.sin), [x], lambda t: torch.sin(t) + 1e-7),             # noise: pass
-        (Fn(torch.sin), [x], lambda t: torch.sin(t) + 1),                # wrong: fail
-        (Fn(torch.neg), [ints], lambda t: -t + (t == 0).long()),         # ints exactly: fail
-        (Fn(lambda t: t > 0), [torch.tensor([1e-9, -1e-9, 1.0])],        # bool flips that fp64 does not explain
-         lambda t: (t + 2e-9) > 0),
-        (Fn(lambda t: t.add_(1)), [x.clone()], lambda t: t.add_(2)),    # a mutated input is an output
-        (Fn(torch.relu), [x], lambda t: 1 / 0),                          # compiled raises
-    ]
-    for model, inputs, compiled in cases:
-        ours = check(model, inputs, compiled)
-        theirs = sidecar.check(model, inputs, compiled)
-        assert (ours.status, ours.kind, ours.signature) == (theirs.status, theirs.kind, theirs.signature)
-        assert ours.metrics == theirs.metrics
-    statuses = [check(m, i, c).status for m, i, c in cases]
-    assert statuses == ["pass", "fail", "fail", "fail", "fail", "fail"]
-
-
-def test_sidecar_is_the_tools_oracle_verbatim():
-    """The sidecar carries compiler/oracle.py's and compiler/signature.py's code unchanged."""
-    import inspect
-
-    from compiler import oracle, signature
-    from repro.embed import sidecar_source
-
-    text = sidecar_source()
-    for fn in (oracle.check, oracle.compare_tensor, oracle.run_reference, signature.normalize):
-        assert inspect.getsource(fn) in text, fn.__name__
-
-
 def test_a_nan_both_produce_leaves_the_finite_values_to_be_judged():
     """A fully masked softmax row is NaN in eager and compiled alike; a user's graph like that
     was called unjudgeable although every finite value was wrong."""
