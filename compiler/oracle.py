@@ -65,7 +65,9 @@ VALUE_SELECTING = frozenset("""
     swapaxes swapdims contiguous clone copy detach alias diagonal diag tril triu constant_pad_nd pad
     as_strided unfold pixel_shuffle pixel_unshuffle channel_shuffle full full_like zeros zeros_like ones
     ones_like scalar_tensor lift_fresh_copy
-""".split())
+    gt lt ge le eq ne logical_and logical_or logical_xor logical_not isnan isinf isfinite isposinf isneginf
+    signbit bitwise_and bitwise_or bitwise_xor bitwise_not and_ or_ xor invert
+""".split())  # the last line: comparisons and logic, exact too (they pick which value a where takes)
 
 
 @dataclass
