@@ -38,8 +38,9 @@ from compiler.context import current_context, input_device_type
 
 
 class Session:
-    def __init__(self, out: Path, only: set[str] | None = None):
+    def __init__(self, out: Path, only: set[str] | None = None, ignore: tuple = ()):
         self.out = out
+        self.ignore = ignore  # rungs of the oracle's ladder the user turned off
         self.count = 0  # graph records, forward and backward, in compile order
         self.dynamo_count = 0  # graphs Dynamo handed to the backend: graph k has key "k"
         self.callables = 0  # torch.compile'd callables, in the order the script made them
@@ -257,7 +258,7 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
             _save_inputs(folder, eager_gm, list(args), record)
             session.marker.write_text(str(record["index"]))
             if compiled is not None:
-                _check(eager_gm, list(args), checked or compiled, record)
+                _check(eager_gm, list(args), checked or compiled, record, session.ignore)
             write_json(folder / "record.json", record)
         session.marker.write_text(str(record["index"]))
         if compiled is None or ("failure" in record and record["failure"]["kind"] != "accuracy"):
@@ -267,14 +268,14 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     return call
 
 
-def _check(eager_gm, args: list, compiled, record: dict) -> None:
-    outcome = check(eager_gm, args, compiled, stage="inductor")
+def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> None:
+    outcome = check(eager_gm, args, compiled, stage="inductor", ignore=ignore)
     record["verdict"] = outcome.__dict__
-    if outcome.status == "fail" and outcome.kind != "accuracy":
+    if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
-                             "message": outcome.message, "when": "run"}
+                             "message": outcome.message, "when": "run", "rung": outcome.rung}
     elif outcome.status == "fail":
-        record["failure"] = {"kind": "accuracy", "signature": outcome.signature,
+        record["failure"] = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                              "message": outcome.message, "when": "run", "metrics": outcome.metrics}
 
 
@@ -310,9 +311,9 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
 
 
 def run_script(script: Path, args: list[str], out: Path, eager: bool = False, only: set[str] | None = None,
-               backend: str | None = None) -> int:
+               backend: str | None = None, ignore: tuple = ()) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    session = Session(out, only)
+    session = Session(out, only, ignore)
     install(session, eager, stage_backend=backend)
     result: dict = {"status": "ok"}
     sys.argv = [str(script), *args]
@@ -345,6 +346,8 @@ def main() -> None:
     parser.add_argument("--backend", help="compile every callable with this backend and record nothing")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="plant this bug (compiler.inject.parse_spec) before the script runs")
+    parser.add_argument("--ignore", default="", metavar="RUNGS",
+                        help="comma-separated rungs of the oracle's ladder not to check (signed_zero, layout)")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
     settings.apply()
@@ -352,7 +355,8 @@ def main() -> None:
     for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
         inject.apply(inject.parse_spec(spec))
     only = None if ns.only is None else {k for k in ns.only.split(",") if k}
-    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only, ns.backend))
+    ignore = tuple(k for k in ns.ignore.split(",") if k)
+    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only, ns.backend, ignore))
 
 
 if __name__ == "__main__":

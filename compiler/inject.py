@@ -90,18 +90,16 @@ ACTIVE: list[_Applied] = []
 def patch_op(cls, op: str, template: str):
     """Wrap `cls.op` so it prints `template` instead; returns the original attribute.
 
-    Kept free of this project's imports: repro.py carries this function's source verbatim.
-    The wrapper must be *named* `op`: CppVecOverrides finds its scalar fallback by name.
+    Kept free of this project's imports and short: repro.py carries this function's source
+    verbatim. A class that prints no such op is left alone (None). The wrapper must be *named*
+    `op`: CppVecOverrides finds its scalar fallback by name.
     """
-    original = cls.__dict__[op]
+    original = cls.__dict__.get(op)
     inner = original.__func__ if isinstance(original, staticmethod) else original
-
-    def patched(*args, **kwargs):
-        out = inner(*args, **kwargs)
-        return template.format(*args, out=out, x=args[0] if args else "")
-
+    patched = lambda *args, **kwargs: template.format(*args, out=inner(*args, **kwargs), x=args[0] if args else "")
     patched.__name__ = op
-    setattr(cls, op, staticmethod(patched))
+    if original is not None:
+        setattr(cls, op, staticmethod(patched))
     return original
 
 
@@ -231,8 +229,7 @@ def injection_source(injections: list) -> str:
 
     if not injections:
         return ""
-    lines = ["# Injected compiler bug(s), planted through minify's injection API:"]
-    lines += [f"#   {i.describe()}" for i in injections]
+    lines = [f"# Planted on purpose through minify's injection API: {'; '.join(i.describe() for i in injections)}"]
     others = [i for i in injections if not isinstance(i, Injection)]
     for patcher in dict.fromkeys(type(i).patcher for i in others):
         lines.append(function_source(patcher))
@@ -245,8 +242,7 @@ def injection_source(injections: list) -> str:
     for i in injections:
         for path in i.paths:
             module, name = PATH_CLASSES[path]
-            lines.append(f"if {i.op!r} in {module}.{name}.__dict__:")
-            lines.append(f"    patch_op({module}.{name}, {i.op!r}, {i.template_for(path)!r})")
+            lines.append(f"patch_op({module}.{name}, {i.op!r}, {i.template_for(path)!r})")
     lines.append("torch._inductor.config.fx_graph_cache = False  # caches would hide the patch")
     lines.append("torch._functorch.config.enable_autograd_cache = False")
     return "\n".join(lines) + "\n"

@@ -2,9 +2,9 @@
 
 A candidate reproduces only if its signature equals the original's, so the normalization
 here decides what may change during reduction (temp paths, addresses, kernel and variable
-numbering, sizes) and what may not (stage, failure kind, exception type, the error itself).
-
-Standalone on purpose (stdlib + torch only): repro.py embeds this file verbatim.
+numbering, sizes) and what may not (stage, failure kind, exception type, the error itself,
+and for a wrong answer the rung of the oracle's ladder that fired: a NaN where eager has a
+number is another bug than a value off by 2%).
 """
 import re
 import signal
@@ -76,5 +76,21 @@ def hang_signature(seconds: float, stage: str) -> tuple:
     return "hang", f"hang@{stage}", f"no answer within {seconds:.0f} s"
 
 
-def accuracy_signature(stage: str) -> str:
-    return f"accuracy@{stage}"
+def ladder_signature(kind: str, stage: str, rung: str) -> str:
+    """`accuracy@inductor|nan_inf`, `layout@inductor|layout`; the values rung (the oldest, and
+    the most common) is plain `accuracy@inductor`."""
+    return f"{kind}@{stage}" if rung == "values" else f"{kind}@{stage}|{rung}"
+
+
+def accuracy_signature(stage: str, rung: str = "values") -> str:
+    return ladder_signature("accuracy", stage, rung)
+
+
+def rung_of(signature: str) -> str:
+    """The oracle's rung a signature names: `exception` for compile errors, runtime errors,
+    crashes and hangs; `values` for a plain `accuracy@stage`."""
+    head, _, rest = signature.partition("|")
+    kind = head.split("@", 1)[0]
+    if kind not in ("accuracy", "layout"):
+        return "exception"
+    return rest or "values"

@@ -28,7 +28,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=float, help="absolute tolerance for floating outputs (default: by dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for floating outputs (default: by dtype)")
     p.add_argument("--strict", action="store_true",
-                   help="judge floating outputs by --atol/--rtol alone (no fp64 error-ratio leniency)")
+                   help="judge floating outputs by --atol/--rtol alone (no fp64 error-ratio leniency), and "
+                        "bit for bit after every other check")
+    p.add_argument("--ignore", nargs="+", action="extend", default=[], metavar="CHECK",
+                   help="checks of the oracle to skip: signed-zero, layout (comma- or space-separated)")
     p.add_argument("--repeat", type=int, default=3,
                    help="the original failure must reproduce this many times out of as many (default 3)")
     p.add_argument("--hang-timeout", type=float, default=60.0,
@@ -80,10 +83,17 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
+    from compiler.rungs import parse_ignore
+
+    try:
+        ignore = parse_ignore(ns.ignore)
+    except ValueError as exc:
+        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
+        return 2
     from minifier.workers.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
-                   rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),
+                   rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume,
                    injections=ns.inject, emit_test=ns.emit_test,

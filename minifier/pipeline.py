@@ -15,19 +15,22 @@ import torch.fx as fx
 
 from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, trace_module
+from compiler.signature import rung_of
 from compiler.stages import CompileSpec
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_OK
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
+from minifier.localize.graph_values import load_graph, record_values
+from minifier.localize.numerics_hints import verified_hints
 from minifier.program import interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
 from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.reduce.graph_edit import op_label, op_nodes, placeholders
-from minifier.report import html as html_report
+from minifier.report import html as html_report, numerics
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
@@ -36,34 +39,6 @@ from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
-
-
-def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
-    source = (record.folder / "graph.py").read_text()
-    gm = trace_module(module_from_source(source))
-    inputs = load_inputs(record.folder / "inputs.pt")
-    for p in placeholders(gm):
-        p.target = p.name  # `def forward(self, x)` rather than `def forward(self, L_x_): x = L_x_`
-        p.meta["value"] = p.name
-    return gm, inputs
-
-
-def record_values(gm: fx.GraphModule, inputs: list) -> dict:
-    """Every value the graph computes on its real inputs, by node name (eager, fp as-is)."""
-    values: dict = {}
-
-    class Recorder(fx.Interpreter):
-        def run_node(self, node):
-            result = super().run_node(node)
-            if isinstance(result, torch.Tensor):
-                values[node.name] = result.detach() if node.op != "placeholder" else result
-            elif isinstance(result, (int, float, bool)):
-                values[node.name] = result
-            return result
-
-    with torch.no_grad():
-        Recorder(gm).run(*inputs)
-    return values
 
 
 @dataclass
@@ -180,7 +155,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     opts = session.opts
     hang = (g.failure or {}).get("kind") == "hang"
     ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
-                   atol=opts.atol, rtol=opts.rtol, strict=opts.strict, context=context,
+                   atol=opts.atol, rtol=opts.rtol, strict=opts.strict, ignore=opts.ignore, context=context,
                    timeout=opts.hang_timeout if hang else None)
     found.evaluators[g.index] = ev
     if not g.failure and not _fails_seeded(g, gm, ev):
@@ -279,7 +254,8 @@ def _check_replayable(g: GraphRecord) -> None:
 def _bug_row(bug: Bug) -> dict:
     row = {"failing_graph": bug.graph, "also_in_graphs": bug.also_in, "stage": bug.stage,
            "inductor_bug": bug.stage == "inductor",
-           "failure": {"kind": bug.kind, "signature": bug.signature, "message": bug.message,
+           "failure": {"kind": bug.kind, "rung": rung_of(bug.signature), "signature": bug.signature,
+                       "message": bug.message,
                        "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
            "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
@@ -304,7 +280,8 @@ def _write_report(out: Path, report: dict) -> None:
 
 def _graph_row(g: GraphRecord) -> dict:
     verdict = g.record.get("verdict") or {}
-    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None)
+    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None) \
+        or (verdict.get("message", "")[:160] if verdict.get("kind") == "numerics" else None)
     return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
             "nodes": g.nodes, "failing": bool(g.failure),
             "kind": (g.failure or {}).get("kind")
@@ -351,6 +328,11 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
     """The failure shows only in the whole program: name the layer of torch.compile it belongs
     to, then reduce the set of graphs that fail together, or else the program itself."""
     opts, out, work, say = session.opts, session.out, session.work, session.ui.step
+    numeric = [g for g in capture.graphs if numerics.is_numerics(g.record.get("verdict") or {})]
+    if numeric:  # a graph passed the ladder while differing from eager: is it all the program needs?
+        alone = [numeric[0].index] if len(capture.graphs) == 1 else _graph_set(session, capture, eager, e2e, report)
+        if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
+            return _numerics(session, capture, e2e, report, alone[0])
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
                         opts.injections, opts.atol, opts.rtol)
@@ -358,13 +340,33 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
         layer = Layer("Dynamo", "eager", layer.runs)
     report["layer"] = layer.to_dict()
     say(f"the failure belongs to {layer.name}" + (f" (it shows with backend={layer.backend})" if layer.backend else ""))
-    if layer.backend is None and len(capture.graphs) >= 2:
-        say("finding the graphs that must be compiled together")
-        rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, work / "subsets", opts.timeout,
-                                  opts.injections)
-        found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, say)
-        report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
+    if layer.backend is None and len(capture.graphs) >= 2 and "interaction" not in report:
+        _graph_set(session, capture, eager, e2e, report)
     return _program_repro(session, capture, layer, report)
+
+
+def _graph_set(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> list[int]:
+    """The fewest graphs that must be compiled for the program to fail (the others eager)."""
+    opts = session.opts
+    session.ui.step("finding the graphs that must be compiled together")
+    rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, session.work / "subsets", opts.timeout,
+                              opts.injections)
+    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, session.ui.step)
+    report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
+    return found.graphs
+
+
+def _numerics(session: Session, capture: Capture, e2e, report: dict, index: int) -> Result:
+    """Compiling graph `index` alone makes the program differ, and that graph passed the ladder
+    while differing from eager: numerics, not a miscompile (minifier.report.numerics)."""
+    g = next(g for g in capture.graphs if g.index == index)
+    hints = verified_hints(g, session.pool, session.work, session.ui.step) if g.replayable else []
+    report.update(status="numerics", script=str(session.opts.script), failing_graphs=[index],
+                  end_to_end=e2e.__dict__, numerics=numerics.verdict(g, e2e.message, hints),
+                  wall_seconds=round(time.perf_counter() - session.start, 2))
+    report["html"] = str(html_report.write_html(session.out, report, []))
+    _write_report(session.out, report)
+    return Result(EXIT_NUMERICS, report)
 
 
 def _program_repro(session: Session, capture: Capture, layer: Layer, report: dict) -> Result:

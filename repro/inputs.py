@@ -120,6 +120,17 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
     head = [f"def make_inputs(device={device!r}):"]
     if saved:
         head.append(f"    saved = torch.load(INPUTS, map_location=device, weights_only=True)  # {inputs_file}")
+    if saved and len(saved) == len(values) and all(line.startswith(f"{names[i]} = saved[{i}]  # ")
+                                                    for i, line in enumerate(lines)):  # all of them, in order
+        shown = ", ".join(f"{names[i]} {line.split('  # ', 1)[1]}" for i, line in enumerate(lines))
+        return InputsPlan("\n".join([head[0], f"    # {inputs_file}: {shown}",
+                                      "    return torch.load(INPUTS, map_location=device, weights_only=True)"]) + "\n",
+                          saved)
+    one = len(lines) == 1 and not saved and lines[0].startswith(f"{names[0]} = ")
+    if one and len(lines[0]) + 14 <= 110:  # a single literal: returned as it is built
+        expression, _, note = lines[0][len(names[0]) + 3:].partition("  # ")
+        return InputsPlan("\n".join(head + [f"    return [{expression}]  # {names[0]}" + (f"; {note}" if note else "")])
+                          + "\n", saved)
     body = head + ["    " + line for line in lines] + [f"    return [{', '.join(names)}]"]
     return InputsPlan("\n".join(body) + "\n", saved)
 

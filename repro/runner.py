@@ -1,35 +1,57 @@
-"""Run a repro and say in one line whether its bug reproduces.
+"""A repro folder judged by minify's own oracle, in this process: the tool's side of a repro.
 
-Builds the model and inputs on the chosen device, compiles them with the user's settings in
-the context the graph ran in (grad mode, inference mode, autocast, deterministic algorithms,
-RNG seed), judges the run with the oracle's `check`, and prints one verdict line. A repro of
-a crash or hang runs the check in a child process so the verdict can still be printed.
+repro.py makes its rung's check in plain torch, for people. The tool needs more: the metrics
+of every output (`minify replay`), and experiments under other settings (`minify bisect`).
+Both rebuild the graph, its inputs, the script's Inductor config and any planted bug from
+repro.json (written with repro.py by repro/writer.py) and judge runs with compiler.oracle.check,
+in the context the graph ran in (grad mode, inference mode, autocast, deterministic
+algorithms, RNG seed).
 
-Standalone on purpose (stdlib + torch only): repro/embed.py writes it verbatim, after the
-oracle, into the sidecar file that repro.py and generated tests load; repro.py stays short.
+`python -m repro.runner REPRO_DIR [--device D]` prints the reference, one metric line per
+output and a verdict line (`REPRODUCED: ...`: exit 1, `NOT REPRODUCED: ...`: exit 0, `CANNOT
+RUN: ...`: exit 2).
 """
+from __future__ import annotations
+
 import argparse
-import contextlib
-import json
-import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 import torch._dynamo
 import torch._functorch.config
 import torch._inductor.config
 
-from compiler.oracle import Outcome, check  # minify: embed-skip
-from compiler.signature import crash_signature, hang_signature  # minify: embed-skip
-from compiler.context import run_context  # minify: embed-skip
+from compiler.context import run_context
+from compiler.oracle import check
+from repro.manifest import ReproFolderError, read_manifest
 
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 2
-CHILD_TIMEOUT = 600.0
-OUTCOME_MARK = "MINIFY-OUTCOME "
 
 
 class CannotRun(Exception):
     """The repro could not even be set up (missing file, bad device): not a verdict on the bug."""
+
+
+def load(folder: Path, plant: bool = True) -> SimpleNamespace:
+    """Repro (the graph as a module), make_inputs, the manifest, and (`plant`) the script's config
+    set and the planted bug applied, as `python repro.py` would have them."""
+    manifest = read_manifest(folder)
+    namespace: dict = {"__name__": "minify_repro", "__file__": str((folder / "repro.py").resolve())}
+    setup = list(manifest.get("imports") or ["import torch"]) + ["import torch._functorch.config",
+                                                                  "import torch._inductor.config"]
+    if manifest.get("inputs_file"):
+        setup += ["from pathlib import Path",
+                  f"INPUTS = Path({str((folder / manifest['inputs_file']).resolve())!r})"]
+    exec("\n".join(setup), namespace)
+    if plant:
+        exec("\n".join(manifest.get("config_source") or []), namespace)
+        if manifest.get("injection_source"):
+            exec(manifest["injection_source"], namespace)
+    exec(manifest["module_source"] + "\n\n" + manifest["make_inputs_source"], namespace)
+    return SimpleNamespace(Repro=namespace["Repro"], make_inputs=namespace["make_inputs"], manifest=manifest,
+                           COMPILE=manifest["compile"], CONTEXT=manifest["context"], CHECK=manifest["check"])
 
 
 def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, device=None, config=None):
@@ -37,9 +59,13 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     device = device or context.get("device", "cpu")
     torch._dynamo.reset()
     torch.manual_seed(context.get("seed", 0))
-    inputs = make_inputs(device)
+    try:
+        inputs = make_inputs(device)
+    except Exception as exc:
+        raise CannotRun(f"cannot build the inputs on {device}: {type(exc).__name__}: {exc}") from None
     model = model_cls().to(device)
     args = {k: v for k, v in check_args.items() if k != "expected"}
+    args["ignore"] = tuple(args.get("ignore") or ())
     # As in every minify process, whole-graph caches off: a warm cache changes the error a
     # failing compile raises (torch 2.13), and would hide a planted codegen bug.
     # Kernels compile in-process: a failed compile can break Inductor's compile pool.
@@ -47,25 +73,6 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     with torch._inductor.config.patch({**no_caches, **(config or {})}), \
             torch._functorch.config.patch(enable_autograd_cache=False), run_context(context, device):
         return check(model, inputs, torch.compile(model, **compile_kwargs), **args)
-
-
-def run_isolated(file, argv, stage, timeout=CHILD_TIMEOUT):
-    """Run `python file --in-process --outcome-json ARGV` and rebuild its Outcome: a child
-    killed by a signal, or silent, is a crash; one that runs out of time is a hang; one that
-    could not run raises CannotRun with its reason."""
-    command = [sys.executable, str(file), "--in-process", "--outcome-json", *argv]
-    try:
-        child = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kind, signature, message = hang_signature(timeout, stage)
-        return Outcome("fail", kind, signature, message)
-    for line in reversed(child.stdout.splitlines()):
-        if line.startswith(OUTCOME_MARK):
-            return Outcome(**json.loads(line[len(OUTCOME_MARK):]))
-        if line.startswith("CANNOT RUN") and child.returncode == CANNOT_RUN:
-            raise CannotRun(line[len("CANNOT RUN: "):])
-    kind, signature, message = crash_signature(child.returncode, stage)
-    return Outcome("fail", kind, signature, message)
 
 
 def verdict(outcome, expected):
@@ -90,38 +97,31 @@ def metric_lines(outcome):
     return lines
 
 
-def main(model_cls, make_inputs, compile_kwargs, context, check_args, file, argv=None, config=None):
-    """repro.py's command line: exit 1 when the bug reproduces, 0 when not, 2 when it cannot run."""
-    parser = argparse.ArgumentParser(description="Check whether the minimized torch.compile bug reproduces.")
-    parser.add_argument("--device", help=f"run on this device instead of {context.get('device', 'cpu')} (e.g. cuda)")
-    parser.add_argument("--verbose", action="store_true", help="print the error metrics of every output")
-    parser.add_argument("--in-process", action="store_true", help="do not isolate a crashing compiled run")
-    parser.add_argument("--outcome-json", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    expected, stage = check_args["expected"], check_args.get("stage", "inductor")
-    device = args.device or context.get("device", "cpu")
-    if torch.device(device).type == "cuda" and not torch.cuda.is_available():
-        print(f"CANNOT RUN: this repro runs on {device} (where the bug was found) and no CUDA GPU is present; "
-              f"try --device cpu")
-        return CANNOT_RUN
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m repro.runner",
+                                description="Judge a repro folder with minify's oracle: metrics and a verdict.")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--device", help="run on this device instead of the recorded one (e.g. cuda)")
+    ns = p.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        if expected.startswith(("crash@", "hang@")) and not args.in_process:
-            outcome = run_isolated(file, ["--device", args.device] if args.device else [], stage)
-        else:
-            outcome = run_check(model_cls, make_inputs, compile_kwargs, context, check_args, args.device, config)
-    except Exception as exc:  # the check itself catches compiler failures: this is the setup failing
-        print(f"CANNOT RUN: {_one_line(exc)}")
+        repro = load(ns.folder)
+        device = ns.device or repro.CONTEXT.get("device", "cpu")
+        if torch.device(device).type == "cuda" and not torch.cuda.is_available():
+            raise CannotRun(f"this repro runs on {device} and no CUDA GPU is present; try --device cpu")
+        if repro.manifest["kind"] in ("crash", "hang"):
+            raise CannotRun(f"a {repro.manifest['kind']} is judged by repro.py itself (its compiled run goes "
+                            f"to a child process)")
+        outcome = run_check(repro.Repro, repro.make_inputs, repro.COMPILE, repro.CONTEXT, repro.CHECK, device)
+    except (CannotRun, ReproFolderError) as exc:
+        print(f"CANNOT RUN: {exc}")
         return CANNOT_RUN
-    if args.outcome_json:
-        print(OUTCOME_MARK + json.dumps(outcome.__dict__, default=str))
-    if args.verbose:
-        print("\n".join(metric_lines(outcome)))
-    code, line = verdict(outcome, expected)
+    print("\n".join(metric_lines(outcome)))
+    code, line = verdict(outcome, repro.CHECK["expected"])
     print(line)
     return code
 
 
-def _one_line(exc):
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    return first if isinstance(exc, CannotRun) else f"{type(exc).__name__}: {first}"
+if __name__ == "__main__":
+    from compiler.quick_exit import quick_exit
+
+    quick_exit(main())

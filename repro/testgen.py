@@ -1,8 +1,8 @@
 """A pytest regression test from a repro folder: fails while the bug exists, passes once fixed.
 
-The test runs the repro's graph on its saved inputs through torch.compile with the captured
-settings and config, and asserts with the repro's own oracle (copied beside it) that the
-compiled result matches eager. A planted bug (compiler.inject) is not part of the test unless
+The test carries the repro's graph, its inputs and its check (the same plain-torch check
+repro.py makes, as a function `check()`), compiles with the captured settings and config,
+and asserts that nothing differs. A planted bug (compiler.inject) is not part of the test unless
 asked for (`with_injection`): by default the test judges the compiler as it is, so it fails
 while the injection or config that causes the bug is active. Crashes, hangs and planted bugs
 run the check in a child process, so one bad test cannot take the whole pytest run down.
@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import textwrap
 from pathlib import Path
 
 from repro.manifest import ReproFolderError, read_manifest, repro_folders
 
-CRASHING = ("crash@", "hang@")
+CRASHING = ("crash", "hang")
 
 
 def slug(text: str) -> str:
@@ -50,12 +49,12 @@ def _free_path(dest_dir: Path, name: str, ident: str) -> Path:
 
 
 def write_test(repro_dir: Path, dest_dir: Path, with_injection: bool = False, name: str | None = None) -> Path:
-    """Write a pytest file for the repro in `repro_dir` into `dest_dir` (plus the oracle sidecar
-    and, if the repro has one, its inputs file, copied beside it). Returns the test's path."""
+    """Write a pytest file for the repro in `repro_dir` into `dest_dir` (plus, if the repro has
+    one, its inputs file, copied beside it). Returns the test's path."""
     manifest = read_manifest(repro_dir)
-    oracle = repro_dir / manifest["oracle_file"]
-    if not oracle.is_file():
-        raise ReproFolderError(f"{repro_dir} lacks {oracle.name}, the oracle its repro.py uses")
+    if "check_source" not in manifest:
+        raise ReproFolderError(f"{repro_dir} was written by an older minify (its repro needs a sidecar oracle); "
+                               f"minify the script again")
     inputs = repro_dir / manifest["inputs_file"] if manifest.get("inputs_file") else None
     if inputs is not None and not inputs.is_file():
         raise ReproFolderError(f"{repro_dir} lacks {inputs.name}, the inputs its repro.py loads")
@@ -63,8 +62,6 @@ def write_test(repro_dir: Path, dest_dir: Path, with_injection: bool = False, na
     ident = repro_id(manifest)
     stem = default_name(repro_dir, manifest) if not name else slug(name)
     path = _free_path(dest_dir, stem if stem.startswith("test_") else f"test_{stem}", ident)
-    if not (dest_dir / oracle.name).exists():
-        shutil.copyfile(oracle, dest_dir / oracle.name)
     inputs_name = None
     if inputs is not None:
         inputs_name = f"{path.stem}_inputs.pt"
@@ -81,19 +78,6 @@ def write_tests(root: Path, dest_dir: Path, with_injection: bool = False) -> lis
     return [write_test(folder, dest_dir, with_injection) for folder in folders]
 
 
-LOAD_ORACLE = textwrap.dedent('''\
-    def load_oracle():
-        """minify's oracle, by absolute path (a module of the same name elsewhere cannot shadow it)."""
-        if ORACLE.stem in sys.modules:
-            return sys.modules[ORACLE.stem]
-        if not ORACLE.is_file():
-            raise FileNotFoundError(f"{ORACLE} (minify's oracle) is missing; keep it beside this test")
-        spec = importlib.util.spec_from_file_location(ORACLE.stem, ORACLE)
-        oracle = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(oracle)
-        return oracle''')
-
-
 def _string_literal(text: str) -> str:
     """Multi-line source as a readable literal (raw triple quotes where they round-trip)."""
     if "'''" in text or text.endswith("\\") or "\r" in text:
@@ -101,9 +85,10 @@ def _string_literal(text: str) -> str:
     return "r'''\n" + text + "\n'''"
 
 
-def _test_docstring(manifest: dict, injection: str, inputs_name: str | None, with_injection: bool,
-                    repro_dir: Path) -> str:
-    """What the test checks, where it came from and what it needs beside it."""
+def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
+                repro_dir: Path) -> str:
+    injection = manifest.get("injection_source") if with_injection else ""
+    isolate = manifest["kind"] in CRASHING or bool(injection)
     message = (manifest.get("message") or "").strip().splitlines()[:1]
     planted = ""
     if manifest.get("injections") and not with_injection:
@@ -111,53 +96,47 @@ def _test_docstring(manifest: dict, injection: str, inputs_name: str | None, wit
                    "fails only while that injection is active in the process running it.\n")
     elif injection:
         planted = "The planted bug (compiler.inject) is part of this test: INJECTION, applied in a child process.\n"
-    doc = (f"Regression test written by minify: {manifest['kind']} at stage {manifest['stage']}, "
-           f"from {manifest.get('source')}.\n\n"
+    doc = (f"Regression test written by minify: {manifest['kind']} ({manifest.get('rung') or 'exception'}) at stage "
+           f"{manifest['stage']}, from {manifest.get('source')}.\n\n"
            + (f"Observed: {message[0]}\n" if message else "")
            + "Fails while the bug exists (compiling or running fails, or the result differs from eager on\n"
-           f"the saved inputs; oracle: {manifest.get('oracle_summary')}); passes once it is fixed.\n"
+           "the saved inputs, checked as repro.py checks it); passes once it is fixed.\n"
            + planted
            + f"Written from {repro_dir.resolve()} (torch {manifest.get('torch')}, device {manifest.get('device')}).\n"
-           f"Needs torch, pytest and the files beside it: {manifest['oracle_file']}"
-           + (f", {inputs_name}" if inputs_name else "") + ".\n")
-    return '"""' + doc.replace('"""', "'''") + '"""'
-
-
-def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
-                repro_dir: Path) -> str:
-    injection = manifest.get("injection_source") if with_injection else ""
-    isolate = manifest["signature"].startswith(CRASHING) or bool(injection)
-    lines = [_test_docstring(manifest, injection, inputs_name, with_injection, repro_dir),
-             f"# minify-repro-id: {ident}",
-             "import importlib.util", "import sys", "from pathlib import Path", "",
+           + (f"Needs torch, pytest and {inputs_name} beside it.\n" if inputs_name else "Needs torch and pytest.\n"))
+    stdlib = sorted({"import subprocess", "import sys", *(manifest.get("stdlib_imports") or [])} - {
+        "from pathlib import Path"}) + (["from pathlib import Path"] if inputs_name else [])
+    lines = ['"""' + doc.replace('"""', "'''") + '"""',
+             f"# minify-repro-id: {ident}", *stdlib, "",
              *manifest.get("imports", ["import torch"]),
-             "import torch._functorch.config", "import torch._inductor.config", "",
-             "HERE = Path(__file__).resolve().parent",
-             f"ORACLE = HERE / {manifest['oracle_file']!r}"]
+             "import torch._functorch.config", "import torch._inductor.config", ""]
     if inputs_name:
-        lines.append(f"INPUTS = HERE / {inputs_name!r}")
+        lines.append(f"INPUTS = Path(__file__).resolve().with_name({inputs_name!r})")
     lines += [f"CONFIG = {manifest.get('config') or {}!r}  # Inductor config the script changed: patched for the test",
-              f"COMPILE = {manifest['compile']!r}  # torch.compile(Repro(), **COMPILE)",
-              f"CONTEXT = {manifest['context']!r}  # how the graph ran",
-              f"CHECK = {manifest['check']!r}  # atol/rtol None: by dtype",
               f"ISOLATE = {isolate!r}  # check in a child process (crashes, hangs, planted bugs)",
               f"INJECTION = {_string_literal(injection)}" if injection
               else "INJECTION = None  # the planted bug is not part of this test",
-              "", "", manifest["module_source"].rstrip(), "", "", manifest["make_inputs_source"].rstrip(), "", "",
-              LOAD_ORACLE,
-              "", "",
+              "", "", manifest["function_source"].rstrip(), "", "", manifest["make_inputs_source"].rstrip(), "", "",
+              manifest["check_source"].rstrip(), "", "",
               f"def {stem}():",
-              "    oracle = load_oracle()",
-              "    if ISOLATE:",
-              '        outcome = oracle.run_isolated(__file__, [], CHECK["stage"])',
-              "    else:",
-              "        outcome = oracle.run_check(Repro, make_inputs, COMPILE, CONTEXT, CHECK, config=CONFIG)",
-              '    assert outcome.status == "pass", f"{outcome.status} {outcome.kind}: {outcome.message}"',
+              "    if ISOLATE:  # this file, run as a script, in a child process",
+              "        child = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=1800)",
+              "        lines = (child.stdout + child.stderr).strip().splitlines()",
+              "        assert child.returncode == 0, lines[-1] if lines else f'exit status {child.returncode}'",
+              "        return",
+              "    torch._dynamo.reset()",
+              "    with torch._inductor.config.patch({**CONFIG, 'fx_graph_cache': False}):",
+              "        problem = check()",
+              "    assert problem is None, problem",
               "", "",
-              'if __name__ == "__main__":  # the child process of an isolated check',
+              'if __name__ == "__main__":  # the child process of an isolated test',
               "    if INJECTION:",
               '        exec(INJECTION, {"torch": torch})',
-              "    sys.exit(load_oracle().main(Repro, make_inputs, COMPILE, CONTEXT, CHECK, __file__, config=CONFIG))"]
+              "    with torch._inductor.config.patch(CONFIG):",
+              *["        " + line for line in (manifest.get("child_source") or "").rstrip().splitlines()],
+              "        problem = check()",
+              '    print(f"REPRODUCED: {problem}" if problem else "NOT REPRODUCED: compiled matches eager")',
+              "    raise SystemExit(1 if problem else 0)"]
     return "\n".join(lines) + "\n"
 
 

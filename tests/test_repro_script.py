@@ -1,8 +1,8 @@
-"""repro.py runs standalone: from another directory, in a fresh and isolated Python, short.
+"""repro.py stands alone: one file, from another directory, in a fresh and isolated Python, short.
 
-The seeds' neg example (a planted C++ codegen bug that prints neg(x) as 2*x) must fit on one
-screen and reproduce; a crashing bug must still give a one-line verdict; `minify replay`
-reruns a folder and prints the oracle's metrics.
+The seeds' neg example (a planted C++ codegen bug that prints neg(x) as 2*x) must fit in 40
+lines with the planted bug inline and reproduce; a crashing bug must still give a one-line
+verdict; `minify replay` reruns a folder and prints the oracle's metrics.
 """
 import subprocess
 import sys
@@ -40,21 +40,24 @@ def run(repro, cwd, *args):
                           timeout=600)
 
 
-def test_neg_repro_fits_on_a_screen_and_reproduces_from_elsewhere(tmp_path):
+def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
-                     message="out[0] (uint8) differs from eager: max_abs_err=154, mismatch_fraction=1",
+                     message="out[0] (uint8): 1 of 1 elements differ from eager",
                      spec=CompileSpec(grad_enabled=False), injections=[NEG_BUG],
                      source="neg_uint8_model.py, graph 0 of 1", script="neg_uint8_model.py", graph=0)
     repro = write_repro(tmp_path / "out", traced(Neg()), [torch.tensor([186], dtype=torch.uint8)], info)
     source = repro.read_text()
-    assert len(source.splitlines()) < 60, source
+    assert len(source.splitlines()) < 40, source
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["repro.json", "repro.py"]  # no sidecar
     assert "torch.tensor([186], dtype=torch.uint8" in source and "torch.neg(level)  # uint8[1]" in source
-    assert "import minifier" not in source and "from minifier" not in source
+    assert "patch_op(torch._inductor.codegen.cpp.CppOverrides, 'neg'" in source  # the planted bug, inline
+    assert "torch.equal(a, e)" in source
+    assert "minifier" not in source and "compiler" not in source and "import repro" not in source
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     proc = run(repro, elsewhere)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
-    assert len(proc.stdout.splitlines()) == 1 and proc.stdout.startswith("REPRODUCED: accuracy: out[0] (uint8)")
+    assert proc.stdout == "REPRODUCED: out[0] (torch.uint8): differs from eager: compiled [116], eager [70]\n"
     replay = run_minify(["replay", str(tmp_path / "out")], cwd=elsewhere)
     assert replay.returncode == 1, replay.stdout + replay.stderr[-3000:]
     lines = replay.stdout.strip().splitlines()
@@ -69,10 +72,27 @@ def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
                      source="relu_runtime_error.py, graph 0 of 1")
     # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
     repro = write_repro(tmp_path / "out", traced(Relu()), [torch.randn(256, 1024)], info)
-    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in repro.read_text()
+    source = repro.read_text()
+    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in source
+    assert "subprocess.run([sys.executable, __file__, '--compiled-run']" in source  # the crash hits a child
+    assert (tmp_path / "out" / "inputs.pt").is_file() and "weights_only=True" in source
     proc = run(repro, tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.strip() == "REPRODUCED: crash: process died: SIGABRT"
+    assert proc.stdout.strip() == "REPRODUCED: crash: the compiled run died of SIGABRT"
+
+
+def test_compile_error_repro_checks_that_compiling_raises(tmp_path):
+    info = ReproInfo(signature="compile_error@inductor|CppCompileError|x", kind="compile_error", stage="inductor",
+                     message="CppCompileError: C++ compile error",
+                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}), injections=[],
+                     source="relu_compile_error.py, graph 0 of 1")
+    repro = write_repro(tmp_path / "out", traced(Relu()), [torch.randn(4)], info)
+    proc = run(repro, tmp_path)
+    assert proc.returncode == 1 and proc.stdout.startswith("REPRODUCED: CppCompileError"), proc.stdout + proc.stderr
+    fixed = repro.read_text().replace("'compile_error'", "None")
+    repro.write_text(fixed)
+    proc = run(repro, tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "NOT REPRODUCED: compiling and running raise nothing"
 
 
 def test_replay_rejects_a_folder_without_a_repro(tmp_path):
@@ -87,9 +107,8 @@ class MatMul(torch.nn.Module):
 
 
 def test_run_context_is_recorded_and_replayed(tmp_path):
-    import importlib.util
-
     from compiler.context import current_context
+    from repro import runner
 
     with torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
         context = current_context()
@@ -98,14 +117,12 @@ def test_run_context_is_recorded_and_replayed(tmp_path):
                      spec=CompileSpec(grad_enabled=False), injections=[], source="t.py, graph 0 of 1",
                      context={**context, "deterministic": True})
     repro = write_repro(tmp_path / "out", traced(MatMul()), [torch.randn(4, 4), torch.randn(4, 4)], info)
-    modules = {}
-    for name, path in (("the_repro", repro), ("the_oracle", next((tmp_path / "out").glob("_minify_oracle_*.py")))):
-        spec = importlib.util.spec_from_file_location(name, path)
-        modules[name] = sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(modules[name])
-    r, oracle = modules["the_repro"], modules["the_oracle"]
+    source = repro.read_text()
+    assert "with torch.no_grad(), torch.inference_mode(), torch.autocast('cpu', dtype=torch.bfloat16):" in source
+    assert "torch.use_deterministic_algorithms(True)" in source
+    r = runner.load(tmp_path / "out")
     assert r.CONTEXT == {"device": "cpu", "grad_enabled": False, "inference_mode": True,
                          "autocast": {"dtype": "bfloat16"}, "deterministic": True}
-    outcome = oracle.run_check(r.Repro, r.make_inputs, r.COMPILE, r.CONTEXT, r.CHECK)
+    outcome = runner.run_check(r.Repro, r.make_inputs, r.COMPILE, r.CONTEXT, r.CHECK)
     assert outcome.status == "pass" and [m["dtype"] for m in outcome.metrics] == ["bfloat16"]  # ran under autocast
     assert current_context() == {} and torch.is_grad_enabled()  # and every mode was restored

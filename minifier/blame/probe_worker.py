@@ -1,9 +1,9 @@
 """The process that runs blame experiments on one repro folder (minifier/blame/search.py drives it).
 
-Run as `python -m minifier.blame.probe_worker REPRO_DIR`: it imports the folder's repro.py by path
-(which sets the script's Inductor config and plants any injected bug, as `python repro.py`
-would), loads the oracle sidecar beside it, then answers experiments read one JSON line at a
-time from stdin, each judged by the repro's own `run_check`. Answers go to stdout as lines
+Run as `python -m minifier.blame.probe_worker REPRO_DIR`: it rebuilds the folder's repro from
+repro.json (the graph and inputs, the script's Inductor config set and any injected bug
+planted, as `python repro.py` has them; repro/runner.py), then answers experiments read one
+JSON line at a time from stdin, each judged by minify's oracle as the repro was judged. Answers go to stdout as lines
 starting with MARK (anything else a compile prints there is ignored). Torch is imported once,
 so each experiment costs one compile of a minimal graph.
 
@@ -32,8 +32,8 @@ STARTUP_TIMEOUT = 300.0
 
 @dataclass
 class LoadedRepro:
-    module: object  # repro.py: Repro, make_inputs, COMPILE, CONTEXT, CHECK, ORACLE
-    oracle: object  # the sidecar: run_check
+    module: object  # repro/runner.py's load: Repro, make_inputs, COMPILE, CONTEXT, CHECK
+    oracle: object  # repro/runner.py: run_check
     manifest: dict
     defaults: dict  # Inductor config before repro.py changed it
 
@@ -46,20 +46,13 @@ def load_module(name: str, path: Path):
 
 
 def load_repro(folder: Path) -> LoadedRepro:
-    """Import repro.py as `python repro.py` would run it (config set, bug planted), minus main."""
-    import torch
-
+    """The repro as `python repro.py` runs it (config set, bug planted), from repro.json."""
     from compiler.subsystems import config_defaults
-    from repro.manifest import REPRO, read_manifest
+    from repro import runner
 
-    manifest = read_manifest(folder)
     defaults = config_defaults()
-    module = load_module("minify_blame_repro", folder / REPRO)
-    planted = (manifest.get("injection_source") or "").strip()
-    if planted and planted not in (folder / REPRO).read_text():  # repro.py normally carries it inline
-        exec(planted, {"torch": torch})
-    oracle = load_module(Path(module.ORACLE).stem, Path(module.ORACLE))
-    return LoadedRepro(module, oracle, manifest, defaults)
+    module = runner.load(folder)
+    return LoadedRepro(module, runner, module.manifest, defaults)
 
 
 def streaming_record():

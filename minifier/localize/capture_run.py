@@ -103,7 +103,7 @@ class RunningCapture:
 
 def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager: bool = False,
                   injections: list[str] = (), only: list[str] | None = None,
-                  host: Zygote | None = None, backend: str | None = None) -> RunningCapture:
+                  host: Zygote | None = None, backend: str | None = None, ignore: tuple = ()) -> RunningCapture:
     """Start the capture process (see run_capture) without waiting for it. With `host` (a
     zygote not started yet), the capture starts it once torch is imported: one start-up
     for both, and the capture's own is no slower."""
@@ -116,6 +116,7 @@ def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager:
                *(["--only", ",".join(only)] if only is not None else []),
                *(["--backend", backend] if backend is not None else []),
                *[arg for spec in injections for arg in ("--inject", spec)],
+               *(["--ignore", ",".join(ignore)] if ignore else []),
                str(script), str(folder), "--", *args]
     fds: tuple[int, ...] = ()
     if host is not None:

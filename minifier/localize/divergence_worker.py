@@ -34,7 +34,7 @@ class DivergenceJob:
         self.spec = CompileSpec.from_dict(job.spec)
         self.values = case_values.get(job.case_dir)
         self.injections = [inject.Injection.from_dict(d) for d in job.injections]
-        self.tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict)
+        self.tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict, ignore=tuple(job.ignore))
         self.model = module_from_source(job.source)
         self.gm = renamed(trace_module(self.model), job.node_names, job.inputs)
         self.compiles = 0

@@ -8,7 +8,9 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from compiler.rungs import RUNG_WORDS
 from minifier.blame.render import blame_lines
+from minifier.report import numerics
 from minifier.reduce.graph_edit import op_nodes
 
 
@@ -50,6 +52,14 @@ def print_summary(report: dict, console: Console) -> None:
         return
     if report.get("status") == "program":
         console.print(_program_panel(report))
+        return
+    if report.get("status") == "numerics":
+        table = Table(show_header=False, box=None)
+        for key, value in numerics.console_rows(report["numerics"]):
+            table.add_row(key, value)
+        if report.get("html"):
+            table.add_row("report", report["html"])
+        console.print(Panel(table, title="minify: numerics", border_style="yellow"))
         return
     bugs = report.get("bugs") or [report]
     for number, bug in enumerate(bugs, 1):
@@ -151,6 +161,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     failure = bug["failure"]
     table = Table(show_header=False, box=None)
     table.add_row("failure", f"[bold]{failure['kind']}[/bold]: {failure['message']}")
+    if failure.get("rung"):
+        table.add_row("check", f"{failure['rung']}: {RUNG_WORDS.get(failure['rung'], '')}")
     table.add_row("signature", failure["signature"])
     also = f"; same bug in graph(s) {', '.join(map(str, bug['also_in_graphs']))}" if bug.get("also_in_graphs") else ""
     part = f", {bug['part']}" if bug.get("part") else ""

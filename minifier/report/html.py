@@ -13,6 +13,8 @@ import html
 import re
 from pathlib import Path
 
+from minifier.report import numerics
+
 NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34, 54, 14, 20
 STATUS_COLORS = {"input": "#dbe9f6", "ok": "#cdebd3", "unobserved": "#e6e6e6", "unknown": "#f4f4f4"}
 CSS = """
@@ -188,6 +190,7 @@ def _summary(report: dict) -> str:
     items = [("script", report.get("script", "")), ("status", report.get("status", ""))]
     if failure:
         items += [("failure", f"{failure.get('kind')}: {failure.get('message')}"),
+                  *([("oracle check", failure["rung"])] if failure.get("rung") else []),
                   ("stage", report.get("stage", "")),
                   ("Inductor bug", {True: "yes", False: "no: it fails before Inductor"}.get(report.get("inductor_bug"),
                                                                                             "?")),
@@ -283,7 +286,8 @@ def _repro_section(report: dict) -> str:
 
 
 def render(report: dict, localizations: list[dict]) -> str:
-    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report) + _program_section(report)]
+    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report),
+            _program_section(report), numerics.html_section(report)]
     body += [_localization_section(loc) for loc in localizations]
     body.append(_repro_section(report))
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>minify report</title>"

@@ -61,6 +61,7 @@ class Evaluator:
     atol: float | None = None
     rtol: float | None = None
     strict: bool = False
+    ignore: tuple = ()  # rungs of the oracle's ladder not to check
     context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context): autocast, ...
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
@@ -106,7 +107,7 @@ class Evaluator:
         return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
                    case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
                    injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
-                   context=self.context, repeat=repeat, **{"timeout": limit, **how})
+                   ignore=tuple(self.ignore), context=self.context, repeat=repeat, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 # What every question's key holds; `op` joins it for a question other than a check, and `runs`
 # for more than one run (see `Job.key`).
 KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
-_TUPLES = ("inputs", "injections", "node_names")  # lists on the wire, tuples in a Job
+_TUPLES = ("inputs", "injections", "node_names", "ignore")  # lists on the wire, tuples in a Job
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Job:
     atol: float | None = None
     rtol: float | None = None
     strict: bool = False
+    ignore: tuple = ()  # rungs of the oracle's ladder the user turned off (compiler.rungs)
     context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context)
     repeat: int = 0  # > 0: the same question asked again (flakiness), not taken from the cache
     runs: int = 1  # compiled once, run this many times (the k-of-k rule)
@@ -46,9 +47,10 @@ class Job:
                 object.__setattr__(self, name, tuple(value))
 
     def key(self) -> str:
-        """The cache key: a hash of what is asked (KEY_FIELDS, with `op` and `runs` where they
-        differ from a single check)."""
-        names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ())
+        """The cache key: a hash of what is asked (KEY_FIELDS, with `op`, `runs` and `ignore`
+        where they differ from a single check with the whole ladder)."""
+        names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
+            + (("ignore",) if self.ignore else ())
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -40,7 +40,8 @@ class Options:
     max_compiles: int | None = None  # compiles the reduction may spend (over all bugs)
     resume: bool = False  # keep the work folder and continue from its checkpoints
     verify: bool = True
-    strict: bool = False  # judge floats by the tolerances alone
+    strict: bool = False  # judge floats by the tolerances alone, and bit for bit
+    ignore: tuple = ()  # rungs of the oracle's ladder not to check (compiler/rungs.py): signed_zero, layout
     repeat: int = 3  # the original failure must reproduce this many times out of as many
     hang_timeout: float = 60.0  # a candidate of a hang that runs longer than this hangs too
     injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
@@ -102,5 +103,5 @@ def launch(opts: Options) -> Launched:
     (work / "logs").mkdir(parents=True, exist_ok=True)
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log",
-                            injections=opts.injections, host=zygote)
+                            injections=opts.injections, host=zygote, ignore=opts.ignore)
     return Launched(start, out, work, capture, zygote)

@@ -26,7 +26,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     inputs = resolve_inputs(values.get(job.case_dir), job.inputs)
     model = module_from_source(job.source)
     injections = [inject.Injection.from_dict(d) for d in job.injections]
-    tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict)
+    tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict, ignore=tuple(job.ignore))
     modes = lambda: graph_modes(job.context or {}, spec.grad_enabled, inputs)  # as the script ran it
     answers = []
     with inject.injected(*injections):

@@ -1,0 +1,41 @@
+"""A captured graph as a module with its real inputs, and every value it computes on them.
+
+What every later stage starts from: the search reduces the graph against these values, the
+numerics check replays it, and workers feed candidates from them.
+"""
+from __future__ import annotations
+
+import torch
+import torch.fx as fx
+
+from compiler.graph_code import module_from_source, placeholders, trace_module
+from minifier.localize.capture_run import GraphRecord
+from repro.inputs import load_inputs
+
+
+def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
+    source = (record.folder / "graph.py").read_text()
+    gm = trace_module(module_from_source(source))
+    inputs = load_inputs(record.folder / "inputs.pt")
+    for p in placeholders(gm):
+        p.target = p.name  # `def forward(self, x)` rather than `def forward(self, L_x_): x = L_x_`
+        p.meta["value"] = p.name
+    return gm, inputs
+
+
+def record_values(gm: fx.GraphModule, inputs: list) -> dict:
+    """Every value the graph computes on its real inputs, by node name (eager, fp as-is)."""
+    values: dict = {}
+
+    class Recorder(fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            if isinstance(result, torch.Tensor):
+                values[node.name] = result.detach() if node.op != "placeholder" else result
+            elif isinstance(result, (int, float, bool)):
+                values[node.name] = result
+            return result
+
+    with torch.no_grad():
+        Recorder(gm).run(*inputs)
+    return values

@@ -1,0 +1,160 @@
+"""Every rung of the oracle's ladder, each on a program that shows it, compiled by real Inductor.
+
+Real bugs from public PyTorch issues where torch 2.13 still has one (signed zero #194347, NaN
+for a number #197108, strides #198364, bits of a float32 sum), planted ones elsewhere; and the
+numerics that pass the ladder although compiled differs from eager (#182131, #183605,
+#189808, #141436), which must come out as kind `numerics` with their evidence.
+"""
+import pytest
+import torch
+import torch.fx as fx
+
+from compiler.inject import Injection, injected
+from compiler.oracle import check, exact_outputs, numerics_lines
+from compiler.rungs import RUNGS, parse_ignore
+from compiler.signature import rung_of
+
+
+def judge(fn, inputs, injections=(), config=None, **kwargs):
+    model = fx.symbolic_trace(fn)
+    torch._dynamo.reset()
+    with injected(*injections), torch._inductor.config.patch(config or {}):
+        return check(model, inputs, torch.compile(model), **kwargs)
+
+
+def fails_on(outcome, rung):
+    assert outcome.status == "fail" and outcome.rung == rung, (outcome.status, outcome.rung, outcome.message)
+    assert rung_of(outcome.signature) == rung
+    return outcome
+
+
+def test_exception_rung_planted_compile_error():
+    outcome = judge(lambda x: torch.relu(x) + 1, [torch.randn(8)],
+                    config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"})
+    assert fails_on(outcome, "exception").kind == "compile_error"
+
+
+def test_meta_rung_compiled_returns_another_dtype():
+    model = fx.symbolic_trace(lambda x: x * 2)
+    outcome = check(model, [torch.randn(4)], lambda x: (x * 2).double())  # planted: no real one found
+    assert "dtype" in fails_on(outcome, "meta").message
+
+
+def test_nan_inf_rung_var_mean_of_an_empty_tensor_issue_197108():
+    """Eager's mean of nothing is nan, Inductor's is 0 (its reduction's identity)."""
+    outcome = fails_on(judge(lambda x: torch.var_mean(x), [torch.randn(0)]), "nan_inf")
+    assert outcome.signature == "accuracy@inductor|nan_inf" and "eager nan, compiled 0.0" in outcome.message
+
+
+def test_values_rung_planted_neg_doubled():
+    outcome = judge(lambda x: torch.neg(x) + 1, [torch.randn(32)], [Injection("neg", form="double")])
+    assert fails_on(outcome, "values").signature == "accuracy@inductor"  # the values rung: the plain signature
+
+
+def test_values_rung_integers_are_exact_at_zero_tolerance():
+    outcome = judge(lambda x: torch.neg(x), [torch.tensor([186, 3], dtype=torch.uint8)],
+                    [Injection("neg", template="decltype({x})(2 * {x})", paths=("cpp", "cppvec"))])
+    assert "eager 70, compiled 116" in fails_on(outcome, "values").message
+
+
+PLANTED_ULP = Injection("maximum", template="({out}) * decltype({out})(1.0000002)", paths=("cpp", "cppvec"))
+
+
+def test_exact_rung_a_value_selecting_op_off_by_a_few_ulp():
+    """maximum of two inputs must return one of them; 2 ulp off is within tolerance, not exact."""
+    outcome = judge(lambda x, y: torch.maximum(x, y), [torch.randn(8), torch.randn(8)], [PLANTED_ULP])
+    fails_on(outcome, "exact")
+
+
+def test_exact_rung_only_where_every_input_of_the_op_is_exact():
+    """maximum(3x, y): 3x is computed, so its result is judged by tolerance (numerics)."""
+    outcome = judge(lambda x, y: torch.maximum(x * 3, y), [torch.randn(8), torch.randn(8)], [PLANTED_ULP])
+    assert outcome.status == "pass" and outcome.kind == "numerics"
+
+
+def test_signed_zero_rung_minimum_issue_194347_and_ignore():
+    inputs = [torch.tensor([-0.0, 1.0]), torch.tensor([0.0, 2.0])]
+    outcome = fails_on(judge(lambda x, y: torch.minimum(x, y), inputs), "signed_zero")
+    assert "eager -0.0, compiled 0.0" in outcome.message
+    assert judge(lambda x, y: torch.minimum(x, y), inputs, ignore=("signed_zero",)).status == "pass"
+
+
+def test_signed_zero_is_not_asked_of_computed_values():
+    """x * 0 is -0.0 or +0.0 by IEEE rules both sides agree on; only value-selecting ops are held to it."""
+    outcome = judge(lambda x: x * 0.0, [torch.tensor([-1.0, 1.0])])
+    assert outcome.status == "pass"
+
+
+def test_layout_rung_copysign_of_a_transposed_input_issue_198364_and_ignore():
+    torch.manual_seed(0)
+    a, b = torch.rand(6, 5).mT, torch.rand(5, 6) + 1
+    outcome = fails_on(judge(lambda a, b: torch.copysign(a, b - 1.5), [a, b]), "layout")
+    assert outcome.kind == "layout" and outcome.signature == "layout@inductor|layout"
+    assert "strides (6, 1), eager's (1, 5)" in outcome.message
+    assert judge(lambda a, b: torch.copysign(a, b - 1.5), [a, b], ignore=("layout",)).status == "pass"
+
+
+def test_layout_rung_sees_an_output_that_stops_being_a_view_of_its_input():
+    model = fx.symbolic_trace(lambda x: x[1:])
+    outcome = fails_on(check(model, [torch.randn(8)], lambda x: x[1:].clone()), "layout")  # planted
+    assert "view of input 0" in outcome.message
+
+
+def test_bitwise_rung_only_under_strict_a_float32_sum():
+    torch.manual_seed(0)
+    x = [torch.randn(64, 4096)]
+    assert judge(lambda x: x.sum(-1), x).status == "pass"
+    fails_on(judge(lambda x: x.sum(-1), x, strict=True), "bitwise")
+
+
+def test_the_first_rung_that_differs_names_the_failure():
+    """A NaN in one output and a wrong value in another: nan_inf comes first on the ladder."""
+    outcome = judge(lambda x, e: (torch.neg(x) + 1, torch.var_mean(e)[1]), [torch.randn(8), torch.randn(0)],
+                    [Injection("neg", form="double")])
+    assert fails_on(outcome, "nan_inf").message.startswith("out[1]")
+    assert RUNGS.index("nan_inf") < RUNGS.index("values")
+
+
+@pytest.mark.parametrize("name, fn, inputs, how", [
+    ("fp16 cast before add, #182131",
+     lambda x, c: torch.where(c, torch.full_like(x, 0.5), torch.full_like(x, -0.5)).to(torch.float16)
+     + x.to(torch.float16),
+     [torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) / 10, (torch.arange(24) % 5 == 0).reshape(2, 3, 4)],
+     "within tolerance"),
+    ("fp16 var + rsqrt, #183605",
+     lambda x: x * torch.rsqrt(x.var(dim=-1, keepdim=True) + 1e-9),
+     [torch.full((3, 5), 1e-10, dtype=torch.float16)], "as the fp64 reference does"),
+    ("sqrt of a negative number, #189808",
+     lambda x: torch.sqrt(x) * 2, [torch.tensor([-1.0, 4.0] * 10)], "only in the sign of a NaN"),
+])
+def test_numerics_pass_the_ladder_with_evidence(name, fn, inputs, how):
+    outcome = judge(fn, inputs)
+    assert outcome.status == "pass" and outcome.kind == "numerics", (name, outcome)
+    assert how in outcome.message and outcome.message == "; ".join(numerics_lines(outcome.metrics))
+
+
+def test_numerics_evidence_has_errors_against_fp64_in_ulps():
+    torch.manual_seed(0)
+    Y, y = torch.randn(1, 6, 128, 4, 32, dtype=torch.bfloat16), torch.randn(1, 6, 128, 4)
+    outcome = judge(lambda num, den: num / den.to(torch.bfloat16).unsqueeze(-1), [Y, y])  # issue 141436
+    m = outcome.metrics[0]
+    assert outcome.kind == "numerics" and m["max_abs_err"] > 0
+    assert {"fp64_err_compiled", "fp64_ulp_compiled", "fp64_rel_compiled", "fp64_err_eager"} <= set(m)
+    assert "ulp, rel" in outcome.message
+
+
+def test_exact_outputs_follow_value_selecting_ops_from_the_inputs():
+    def f(x, y):
+        s = torch.sort(x)[0]
+        return torch.maximum(x, y), torch.maximum(x * 2, y), s, torch.where(x > 0, s, y).clamp(min=0.0)
+
+    gm = fx.symbolic_trace(f)
+    value = gm(torch.randn(4), torch.randn(4))
+    assert exact_outputs(gm, value) == {"out[0]", "out[2]", "out[3]"}
+
+
+def test_ignore_accepts_commas_and_spaces_and_names_what_it_does_not_know():
+    assert parse_ignore(["signed-zero,layout"]) == ("signed_zero", "layout")
+    assert parse_ignore(["signed-zero", "layout"]) == parse_ignore("signed-zero layout")
+    with pytest.raises(ValueError, match="'values'"):
+        parse_ignore(["values"])
