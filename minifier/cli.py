@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +18,18 @@ Other commands (each has --help):
   minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
   minify bench [--cases ...]       run the corpus and score the answers"""
+
+
+EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 130
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("minify")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing
+        return "0.1.0"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,6 +73,47 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+class RunLog:
+    """From here on, everything this process writes to its standard error (file descriptor 2)
+    goes to `path`: torch's own log lines (`W1124 ...`), Python warnings, C++ warnings, and
+    tracebacks. The console keeps the real standard error, as `console`, for our display only.
+    Processes started later inherit the log as their standard error too."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        sys.stderr.flush()
+        saved = os.dup(2)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
+        print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
+
+
+def _error_log(log: RunLog | None) -> Path:
+    """Where the traceback of an unexpected error goes: the run's log, else a file of its own."""
+    if log is not None:
+        return log.path
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="minify-error-", suffix=".log")
+    os.close(fd)
+    return Path(name)
+
+
+def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
+    """One line on the console; the traceback in the log."""
+    import traceback
+
+    path = _error_log(log)
+    with open(path, "a") as f:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=f)
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: "
+                  f"{str(exc).splitlines()[0] if str(exc) else ''} (traceback in {path})", highlight=False,
+                  soft_wrap=True)
+    return EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
@@ -88,9 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                    max_compiles=ns.max_compiles, resume=ns.resume,
                    injections=ns.inject, emit_test=ns.emit_test,
                    blame=not ns.no_blame)
+    log: RunLog | None = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
+            log = RunLog(launched.work / "minify.log")  # before torch is imported here
             from compiler.inject import bad_spec
 
             bad = bad_spec(ns.inject) if ns.inject else None
@@ -100,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             from minifier.pipeline import run
             from minifier.report.console import ConsoleUI, print_summary
 
-            result = run(opts, ConsoleUI(quiet=ns.quiet, start=launched.start), launched)
+            ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
+            result = run(opts, ui, launched)
         finally:
             launched.stop()
     except UserError as exc:
@@ -108,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code
     except KeyboardInterrupt:
         console.print("[bold red]minify:[/bold red] interrupted")
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        return _internal_error(console, log, exc)
     print_summary(result.report, console)
     return result.code
 
