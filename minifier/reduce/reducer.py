@@ -34,7 +34,7 @@ from minifier.reduce.passes.replace_ops_with_inputs import replace_ops_with_inpu
 from minifier.reduce.passes.shrink_shapes import shrink_shapes
 from minifier.reduce.passes.simplify_values import simplify_values
 from minifier.reduce.score import score
-from minifier.reduce.validate import validator, why_invalid
+from minifier.reduce.validate import validator
 
 # Structure first (fewest ops), then operands, then the inputs: strides before sizes (a
 # one-element tensor has no strides left to lose), sizes before rank, values last.
@@ -51,8 +51,7 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
     reduction of a run) overrides `deadline`/`max_compiles`; why it stopped early, if it did,
     is in `ctx.notes["stopped"]`."""
     budget = budget or Budget(deadline, max_compiles)
-    if why_invalid(gm, ctx.values) is None:  # else fake tensors cannot model this graph: trust workers
-        ev.validate = validator(ctx.values)
+    ev.validate = validator(ctx.values, base=gm)  # only the checks gm passes: else trust the workers
     store = Checkpoint(ev.case_dir, fingerprint(ctx.values))
     if resume:
         ctx.notes["resumed_answers"] = store.load_answers(ev.cache)
