@@ -19,8 +19,17 @@ Other commands (each has --help):
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
   minify bench [--cases ...]       run the corpus and score the answers"""
 
+EXAMPLES = """examples:
+  minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
+  minify train.py -o out --max-time 600 -- --epochs 1
+                                           pass arguments to the script after --; stop reducing after 10 min
+  minify fuzz --ops neg,exp --max-examples 50
+                                           fuzz two ops' lowerings (lists take a,b or a b)"""
 
-EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 130
+# List options of the subcommands that also take `a,b` (each value split at commas) or, for a
+# single comma-separated value, `a b` (joined with commas). Specs (--inject, --mask) may hold
+# commas of their own, so they are not lists here.
+COMMA_LISTS = {"fuzz": {"--ops": "split", "--dtypes": "split"}, "bench": {"--cases": "join"}}
 
 
 def _version() -> str:
@@ -32,9 +41,54 @@ def _version() -> str:
         return "0.1.0"
 
 
+def _version_line() -> str:
+    from importlib import metadata
+
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "not installed"
+    return f"minify {_version()} (torch {torch_version}, Python {sys.version.split()[0]})"
+
+
+def _epilog() -> str:
+    from minifier.workers.launch import EXIT_CODES
+
+    import textwrap
+
+    codes = "\n".join(textwrap.fill(text, 100, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+                      for code, text in EXIT_CODES.items())
+    return f"{EXAMPLES}\n\nexit codes:\n{codes}"
+
+
+def comma_lists(argv: list[str], options: dict[str, str]) -> list[str]:
+    """`argv` with the values of each list option in `options` as its parser takes them:
+    "split" (one value each: `--ops neg,exp` is `--ops neg exp`) or "join" (one
+    comma-separated value: `--cases a b` is `--cases a,b`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        i += 1
+        if name not in options:
+            out.append(argv[i - 1])
+            if argv[i - 1] == "--":
+                out += argv[i:]
+                break
+            continue
+        values = [inline] if eq else []
+        while not eq and i < len(argv) and not argv[i].startswith("-"):
+            values.append(argv[i])
+            i += 1
+        items = [v for value in values for v in value.split(",") if v]
+        out += [name, ",".join(items)] if options[name] == "join" else [name, *items]
+    return out
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None,
+    p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None, epilog=_epilog(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=_version_line())
     p.add_argument("script", type=Path, help="the failing Python script")
     p.add_argument("-o", "--out", type=Path, help="output folder (default: minify-out/<script name>)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
@@ -111,6 +165,8 @@ def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
     console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''} (traceback in {path})", highlight=False,
                   soft_wrap=True)
+    from minifier.workers.launch import EXIT_INTERNAL
+
     return EXIT_INTERNAL
 
 
@@ -121,11 +177,18 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             module = importlib.import_module(SUBCOMMANDS[argv[0]])
+            return module.main(comma_lists(argv[1:], COMMA_LISTS.get(argv[0], {})))
         except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
-            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install 'minify[fuzz]' "
+            if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
+                raise
+            extra = "minify[fuzz]" if argv[0] == "fuzz" else "minify"
+            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install '{extra}' "
                   f"or pip install {exc.name}")
             return 2
-        return module.main(argv[1:])
+        except Exception as exc:  # one line; the traceback in a log of its own
+            from rich.console import Console
+
+            return _internal_error(Console(), None, exc)
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -134,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
-    from minifier.workers.launch import Options, UserError, launch
+    from minifier.workers.launch import EXIT_INTERRUPTED, Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),

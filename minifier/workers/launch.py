@@ -15,7 +15,21 @@ from pathlib import Path
 from minifier.localize.capture_run import RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 2, 3, 4
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NOTHING_FAILED, EXIT_NOT_REPRODUCED = 0, 1, 2, 3, 4
+EXIT_CANNOT_WRITE, EXIT_INTERRUPTED = 5, 130
+# What each exit status of `minify SCRIPT` means: `minify --help` prints this table and the
+# README's "Exit codes" section says the same (tests/test_cli_help.py checks it).
+EXIT_CODES = {
+    EXIT_OK: "a verified repro was written",
+    EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
+    EXIT_BAD_INPUT: "bad input: a missing file, a syntax error, a bad option, a script that fails without the "
+                    "compiler too, an output folder that holds another run",
+    EXIT_NOTHING_FAILED: "nothing failed: every compiled graph matched eager, or the script compiled nothing",
+    EXIT_NOT_REPRODUCED: "a failure was seen but did not reproduce (or only fails when several graphs are compiled "
+                         "together: the report names the smallest such set)",
+    EXIT_CANNOT_WRITE: "the output folder cannot be written (not writable, disk full); the line names the path",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); what was found so far is kept and report.json says so",
+}
 
 
 class UserError(Exception):
