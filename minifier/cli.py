@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -104,7 +105,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-compiles", type=int, help="stop reducing after this many compiles; write the best so far")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted or budget-limited run from the checkpoint in the output folder")
-    p.add_argument("--timeout", type=float, default=1800.0, help="limit for the script's own run (seconds)")
+    p.add_argument("--force", action="store_true",
+                   help="use the output folder even if it holds another script's run or files of its own")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="S",
+                   help="seconds the script may run (under the compiler, and again without it); a script still "
+                        "running then counts as hanging (default 1800)")
     p.add_argument("--emit-test", type=Path, metavar="DIR",
                    help="also write a pytest regression test per repro into DIR (fails while the bug exists)")
     p.add_argument("--no-blame", action="store_true",
@@ -144,30 +149,41 @@ class RunLog:
         print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
 
 
-def _error_log(log: RunLog | None) -> Path:
-    """Where the traceback of an unexpected error goes: the run's log, else a file of its own."""
-    if log is not None:
-        return log.path
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="minify-error-", suffix=".log")
-    os.close(fd)
-    return Path(name)
-
-
 def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
-    """One line on the console; the traceback in the log."""
+    """One line on the console; the traceback in the run's log (else, or when that cannot be
+    written, a file of its own)."""
+    import tempfile
     import traceback
 
-    path = _error_log(log)
-    with open(path, "a") as f:
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=f)
-    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: "
-                  f"{str(exc).splitlines()[0] if str(exc) else ''} (traceback in {path})", highlight=False,
-                  soft_wrap=True)
     from minifier.workers.launch import EXIT_INTERNAL
 
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    where = None
+    for path in ([log.path] if log is not None else []) + [None]:
+        try:
+            if path is None:
+                fd, name = tempfile.mkstemp(prefix="minify-error-", suffix=".log")
+                os.close(fd)
+                path = Path(name)
+            with open(path, "a") as f:
+                f.write(text)
+            where = path
+            break
+        except OSError:
+            continue
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {first}"
+                  + (f" (traceback in {where})" if where else ""), highlight=False, soft_wrap=True)
     return EXIT_INTERNAL
+
+
+# A write that failed for want of room or permission: the output folder's fault, not minify's.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def _write_error(exc: OSError) -> str:
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,15 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console()
-    from minifier.workers.launch import EXIT_INTERRUPTED, Options, UserError, launch
+    from minifier.workers.launch import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED, Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume,
                    injections=ns.inject, emit_test=ns.emit_test,
-                   blame=not ns.no_blame)
+                   blame=not ns.no_blame, force=ns.force)
     log: RunLog | None = None
+    launched = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
@@ -224,15 +241,30 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             launched.stop()
     except UserError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
-        console.print("[bold red]minify:[/bold red] interrupted")
+        console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return EXIT_INTERRUPTED
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            return _internal_error(console, log, exc)
+        console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
+        return EXIT_CANNOT_WRITE
     except Exception as exc:
         return _internal_error(console, log, exc)
     print_summary(result.report, console)
+    if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
+        console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
     return result.code
+
+
+def _interrupted(opts, launched) -> str:
+    if launched is None:
+        return "interrupted"
+    return (f"interrupted; what was found so far is in {launched.out} (report.json); "
+            f"add --resume to the same command to continue")
 
 
 def main_exit() -> None:
