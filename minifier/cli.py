@@ -149,16 +149,13 @@ class RunLog:
         print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
 
 
-def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
-    """One line on the console; the traceback in the run's log (else, or when that cannot be
-    written, a file of its own)."""
+def _save_traceback(log: RunLog | None, exc: BaseException) -> Path | None:
+    """Write `exc`'s traceback to the run's log (else, or when that cannot be written, to a
+    file of its own); where it went, or None when nothing could be written."""
     import tempfile
     import traceback
 
-    from minifier.workers.launch import EXIT_INTERNAL
-
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    where = None
     for path in ([log.path] if log is not None else []) + [None]:
         try:
             if path is None:
@@ -167,18 +164,42 @@ def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
                 path = Path(name)
             with open(path, "a") as f:
                 f.write(text)
-            where = path
-            break
+            return path
         except OSError:
             continue
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {first}"
-                  + (f" (traceback in {where})" if where else ""), highlight=False, soft_wrap=True)
+    return None
+
+
+def _where(path: Path | None) -> str:
+    return f" (traceback in {path})" if path else ""
+
+
+def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
+    """One line on the console; the traceback in the log."""
+    from minifier.workers.launch import EXIT_INTERNAL
+
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {_first_line(exc)}"
+                  + _where(_save_traceback(log, exc)), highlight=False, soft_wrap=True)
     return EXIT_INTERNAL
 
 
 # A write that failed for want of room or permission: the output folder's fault, not minify's.
 WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def _no_space(folder: Path) -> bool:
+    """Is the disk of `folder` full (less than 64 KiB left)?"""
+    import shutil
+
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else ""
 
 
 def _write_error(exc: OSError) -> str:
@@ -246,12 +267,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return EXIT_INTERRUPTED
-    except OSError as exc:
-        if exc.errno not in WRITE_ERRNOS:
-            return _internal_error(console, log, exc)
-        console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
-        return EXIT_CANNOT_WRITE
     except Exception as exc:
+        if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
+            console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
+                          f"No space left on device" + _where(_save_traceback(None, exc)),
+                          highlight=False, soft_wrap=True)
+            return EXIT_CANNOT_WRITE
+        if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+            console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
+            return EXIT_CANNOT_WRITE
         return _internal_error(console, log, exc)
     print_summary(result.report, console)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written

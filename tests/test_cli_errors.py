@@ -80,6 +80,8 @@ CASES = [
     Case("output folder is read-only", COMPILES, EXIT_CANNOT_WRITE, ("cannot write to the output folder",
                                                                      "Read-only file system"), prepare="readonly"),
     Case("disk full", COMPILES, EXIT_CANNOT_WRITE, ("cannot write", "No space left on device"), prepare="full"),
+    Case("disk fills during the run", "import torch\nf = torch.compile(lambda x: x * 2)\nf(torch.ones(2 ** 18))\n",
+         EXIT_CANNOT_WRITE, ("cannot write to the output folder", "No space left on device"), prepare="small"),
     Case("another script's run", COMPILES, EXIT_BAD_INPUT, ("holds a run of another script", "--force"),
          prepare="other run"),
     Case("another script's run, --force", "import torch\n", EXIT_NOTHING_FAILED,
@@ -104,8 +106,8 @@ def _prepare(how: str | None, out: Path, mounts: list) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("a file, not a folder\n")
         return out / "run"
-    if how in ("readonly", "full"):
-        options = "ro,size=64k" if how == "readonly" else "size=16k"
+    if how in ("readonly", "full", "small"):  # small: room to start, not for the script's 1 MB input
+        options = {"readonly": "ro,size=64k", "full": "size=16k", "small": "size=96k"}[how]
         if not _mount_tmpfs(out, options):
             pytest.skip("needs root to mount a small tmpfs")
         mounts.append(out)
