@@ -7,6 +7,7 @@ forward is the graph), and its hash is a stable cache key.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import linecache
 import math
@@ -16,7 +17,7 @@ import torch
 import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch._ops import OpOverload
-from torch.fx.graph import magic_methods
+from torch.fx.graph import CodeGen, magic_methods
 from torch.fx.graph_module import _format_import_block
 from torch.package import sys_importer
 
@@ -28,7 +29,8 @@ def forward_source(gm: fx.GraphModule) -> tuple[str, str]:
     """(import block, `def forward(self, ...)` source) for a graph without attributes."""
     for node in gm.graph.nodes:
         node.type = None  # annotations add nothing to a repro and may not be importable
-    code = gm.graph.python_code(root_module="self")
+    with printable_constants(gm.graph.nodes):  # whatever the graph's own codegen writes
+        code = gm.graph.python_code(root_module="self")
     imports = _format_import_block(code.globals, sys_importer)
     lines = [_FREE_STATEMENT.sub("", line.rstrip()) for line in code.src.strip("\n").splitlines()]
     return imports.strip(), "\n".join(line for line in lines if line.strip())
@@ -94,6 +96,8 @@ def _fixed(value):
 
 
 def _parenthesized(value, when) -> object:
+    if isinstance(value, _Literal):  # already printable
+        return value
     text = None if isinstance(value, fx.Node) else _constant_text(value)
     return _Literal(f"({text})") if text is not None and when(text) else value
 
@@ -120,30 +124,39 @@ def printable_args(node: fx.Node) -> tuple[tuple, dict] | None:
     return (args, kwargs) if changed else None
 
 
-_fx_python_code = fx.Graph.python_code
-
-
-def _python_code(self: fx.Graph, *args, **kwargs):
-    """fx.Graph.python_code, with constants written as source that parses and means the same
-    (see printable_args); the graph itself is left as it was."""
+@contextlib.contextmanager
+def printable_constants(nodes):
+    """While inside, the args of `nodes` hold their constants as printable_args writes them."""
     saved = []
     try:
-        for node in self.nodes:
+        for node in nodes:
             printable = printable_args(node)
             if printable is not None:
                 saved.append((node, node.args, node.kwargs))
                 node.args, node.kwargs = printable
-        return _fx_python_code(self, *args, **kwargs)
+        yield
     finally:
-        for node, node_args, node_kwargs in saved:
+        for node, node_args, node_kwargs in reversed(saved):
             node.args, node.kwargs = node_args, node_kwargs
 
 
-# Every graph turned into code in a process that imports this module, GraphModule.recompile's
-# included (a candidate with `1.abs()` could not even be built), gets valid source.
-if not getattr(fx.Graph.python_code, "_minify", False):
-    _python_code._minify = True
-    fx.Graph.python_code = _python_code
+class PrintableCodeGen(CodeGen):
+    """FX's code generation, with constants written as source that parses and means the same
+    (printable_args). Set on the graphs minify builds (`printable`), so their GraphModules can
+    be built at all (`1.abs()` raised SyntaxError in GraphModule's own recompile) and compute
+    what the graph says (`-2 ** x`). FX itself is left as it is: the compiler under test
+    (Dynamo's graphs, the workers' compiles, repro.py) runs unmodified."""
+
+    def _gen_python_code(self, nodes, *args, **kwargs):
+        with printable_constants(nodes):
+            return super()._gen_python_code(nodes, *args, **kwargs)
+
+
+def printable(graph: fx.Graph) -> fx.Graph:
+    """`graph`, generating its code with PrintableCodeGen (unless it has a codegen of its own)."""
+    if type(graph._codegen) is CodeGen:
+        graph.set_codegen(PrintableCodeGen())
+    return graph
 
 
 def module_source(gm: fx.GraphModule, comments: dict[str, str] | None = None) -> str:
@@ -192,7 +205,7 @@ def lift_attributes(gm: fx.GraphModule, inputs: list) -> tuple[fx.GraphModule, l
             raise ValueError(f"graph calls submodule {node.target!r}, which minify cannot replay yet")
         if node not in env:
             env[node] = graph.node_copy(node, lambda n: env[n])
-    return fx.GraphModule(torch.nn.Module(), graph), list(inputs) + lifted
+    return fx.GraphModule(torch.nn.Module(), printable(graph)), list(inputs) + lifted
 
 
 def _get_attr(module: torch.nn.Module, target: str):
@@ -241,7 +254,7 @@ class _FactoryTracer(fx.Tracer):
 def trace_module(module: torch.nn.Module) -> fx.GraphModule:
     """fx.symbolic_trace, except that tensor factories stay calls (see FACTORIES)."""
     graph = _FactoryTracer().trace(module)
-    return fx.GraphModule(module, graph)
+    return fx.GraphModule(module, printable(graph))
 
 
 def placeholders(gm: fx.GraphModule) -> list[fx.Node]:
