@@ -324,7 +324,11 @@ def run_script(script: Path, args: list[str], out: Path, eager: bool = False, on
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         result = {"status": "exit", "code": code}
     except BaseException as exc:
-        result = {"status": "error", "type": type(exc).__name__, "message": str(exc)[:2000],
+        message = str(exc)[:2000]
+        if isinstance(exc, EOFError):  # stdin is empty here: say so, the script's own message may not
+            message = f"{message} (the script read standard input, which minify does not give it; pass what it " \
+                      f"reads as arguments after --, or a file)"
+        result = {"status": "error", "type": type(exc).__name__, "message": message,
                   "traceback": traceback.format_exc()[-4000:]}
     result["graphs"] = session.count
     result["dynamo_graphs"] = session.dynamo_count

@@ -6,14 +6,18 @@ forward is the graph), and its hash is a stable cache key.
 """
 from __future__ import annotations
 
+import builtins
+import contextlib
 import hashlib
 import linecache
+import math
 import re
 
 import torch
 import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch._ops import OpOverload
+from torch.fx.graph import CodeGen, magic_methods
 from torch.fx.graph_module import _format_import_block
 from torch.package import sys_importer
 
@@ -25,10 +29,134 @@ def forward_source(gm: fx.GraphModule) -> tuple[str, str]:
     """(import block, `def forward(self, ...)` source) for a graph without attributes."""
     for node in gm.graph.nodes:
         node.type = None  # annotations add nothing to a repro and may not be importable
-    code = gm.graph.python_code(root_module="self")
+    with printable_constants(gm.graph.nodes):  # whatever the graph's own codegen writes
+        code = gm.graph.python_code(root_module="self")
     imports = _format_import_block(code.globals, sys_importer)
     lines = [_FREE_STATEMENT.sub("", line.rstrip()) for line in code.src.strip("\n").splitlines()]
     return imports.strip(), "\n".join(line for line in lines if line.strip())
+
+
+def float_literal(x: float) -> str:
+    """Python source that evaluates to exactly the float `x` (NaN's sign and payload aside)."""
+    if math.isnan(x):
+        return "float('nan')"
+    if math.isinf(x):
+        return "float('inf')" if x > 0 else "-float('inf')"
+    return repr(x)  # shortest round-trip repr; keeps -0.0
+
+
+def complex_literal(z: complex) -> str:
+    """`complex(re, im)` with exact parts: repr(complex) writes `(inf+nanj)` (a NameError) and
+    `(-0+1j)` (which loses the sign of the zero)."""
+    return f"complex({float_literal(z.real)}, {float_literal(z.imag)})"
+
+
+class _Literal:
+    """A constant as FX must write it: FX writes repr() of constants it has no rule for."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_PLAIN = (bool, int, float, complex, str, type(None))
+_ATOMIC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _constant_text(value) -> str | None:
+    """Source for a plain constant, as FX would write it once fixed; None when not plain."""
+    if isinstance(value, _Literal):
+        return value.text
+    if isinstance(value, complex):
+        # `(1+2j)` and `2j` evaluate back exactly; with a sign (`-1j` is complex(-0.0, -1.0)) or a
+        # non-finite part they do not
+        parts = (value.real, value.imag)
+        exact = all(math.isfinite(p) and math.copysign(1.0, p) > 0 for p in parts)
+        return repr(value) if exact else complex_literal(value)
+    if isinstance(value, _PLAIN):
+        return repr(value)  # FX writes inf, nan, -inf as names it imports from math
+    return None
+
+
+def _fixed(value):
+    """`value` (an argument, possibly nested) with constants FX misprints replaced by _Literal."""
+    if isinstance(value, fx.Node):
+        return value
+    if isinstance(value, list):
+        return [_fixed(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_fixed(v) for v in value)
+    if isinstance(value, complex):
+        text = _constant_text(value)
+        return value if text == repr(value) else _Literal(text)
+    return value
+
+
+def _parenthesized(value, when) -> object:
+    if isinstance(value, _Literal):  # already printable
+        return value
+    text = None if isinstance(value, fx.Node) else _constant_text(value)
+    return _Literal(f"({text})") if text is not None and when(text) else value
+
+
+def printable_args(node: fx.Node) -> tuple[tuple, dict] | None:
+    """(args, kwargs) of `node` with every constant that FX would write as source that does not
+    parse or that means something else, as the source that does; None when FX's is right.
+
+    FX writes a constant as its repr, pasted into a template: a method called on a folded
+    constant became `1.abs()` (does not parse), `-2 ** x` means -(2 ** x), `getattr(1, 'real')`
+    became `1.real`, and complex constants `(inf+nanj)`. Parentheses and exact literals fix these."""
+    args = tuple(_fixed(a) for a in node.args)
+    kwargs = {k: _fixed(v) for k, v in node.kwargs.items()}
+    method_like = node.op == "call_method" or (node.op == "call_function" and node.target is builtins.getattr)
+    if method_like and args:  # `(1).abs()`: an attribute of anything but a name needs parentheses
+        args = (_parenthesized(args[0], lambda text: not _ATOMIC.fullmatch(text)), *args[1:])
+    elif (node.op == "call_function" and getattr(node.target, "__module__", "") == "_operator"
+          and getattr(node.target, "__name__", "") in magic_methods):
+        # operators are written as `{} ** {}`: a signed operand needs parentheses
+        args = tuple(_parenthesized(a, lambda text: text.startswith(("-", "+", "~"))) for a in args)
+    changed = any(a is not b for a, b in zip(args, node.args)) or \
+        any(kwargs[k] is not v for k, v in node.kwargs.items()) or \
+        any(isinstance(a, (list, tuple)) and a != b for a, b in zip(args, node.args))
+    return (args, kwargs) if changed else None
+
+
+@contextlib.contextmanager
+def printable_constants(nodes):
+    """While inside, the args of `nodes` hold their constants as printable_args writes them."""
+    saved = []
+    try:
+        for node in nodes:
+            printable = printable_args(node)
+            if printable is not None:
+                saved.append((node, node.args, node.kwargs))
+                node.args, node.kwargs = printable
+        yield
+    finally:
+        for node, node_args, node_kwargs in reversed(saved):
+            node.args, node.kwargs = node_args, node_kwargs
+
+
+class PrintableCodeGen(CodeGen):
+    """FX's code generation, with constants written as source that parses and means the same
+    (printable_args). Set on the graphs minify builds (`printable`), so their GraphModules can
+    be built at all (`1.abs()` raised SyntaxError in GraphModule's own recompile) and compute
+    what the graph says (`-2 ** x`). FX itself is left as it is: the compiler under test
+    (Dynamo's graphs, the workers' compiles, repro.py) runs unmodified."""
+
+    def _gen_python_code(self, nodes, *args, **kwargs):
+        with printable_constants(nodes):
+            return super()._gen_python_code(nodes, *args, **kwargs)
+
+
+def printable(graph: fx.Graph) -> fx.Graph:
+    """`graph`, generating its code with PrintableCodeGen (unless it has a codegen of its own)."""
+    if type(graph._codegen) is CodeGen:
+        graph.set_codegen(PrintableCodeGen())
+    return graph
 
 
 def module_source(gm: fx.GraphModule, comments: dict[str, str] | None = None) -> str:
@@ -77,7 +205,7 @@ def lift_attributes(gm: fx.GraphModule, inputs: list) -> tuple[fx.GraphModule, l
             raise ValueError(f"graph calls submodule {node.target!r}, which minify cannot replay yet")
         if node not in env:
             env[node] = graph.node_copy(node, lambda n: env[n])
-    return fx.GraphModule(torch.nn.Module(), graph), list(inputs) + lifted
+    return fx.GraphModule(torch.nn.Module(), printable(graph)), list(inputs) + lifted
 
 
 def _get_attr(module: torch.nn.Module, target: str):
@@ -126,7 +254,7 @@ class _FactoryTracer(fx.Tracer):
 def trace_module(module: torch.nn.Module) -> fx.GraphModule:
     """fx.symbolic_trace, except that tensor factories stay calls (see FACTORIES)."""
     graph = _FactoryTracer().trace(module)
-    return fx.GraphModule(module, graph)
+    return fx.GraphModule(module, printable(graph))
 
 
 def placeholders(gm: fx.GraphModule) -> list[fx.Node]:

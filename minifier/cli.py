@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from pathlib import Path
 
@@ -18,10 +20,76 @@ Other commands (each has --help):
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
   minify bench [--cases ...]       run the corpus and score the answers"""
 
+EXAMPLES = """examples:
+  minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
+  minify train.py -o out --max-time 600 -- --epochs 1
+                                           pass arguments to the script after --; stop reducing after 10 min
+  minify fuzz --ops neg,exp --max-examples 50
+                                           fuzz two ops' lowerings (lists take a,b or a b)"""
+
+# List options of the subcommands that also take `a,b` (each value split at commas) or, for a
+# single comma-separated value, `a b` (joined with commas). Specs (--inject, --mask) may hold
+# commas of their own, so they are not lists here.
+COMMA_LISTS = {"fuzz": {"--ops": "split", "--dtypes": "split"}, "bench": {"--cases": "join"}}
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("minify")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing
+        return "0.1.0"
+
+
+def _version_line() -> str:
+    from importlib import metadata
+
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "not installed"
+    return f"minify {_version()} (torch {torch_version}, Python {sys.version.split()[0]})"
+
+
+def _epilog() -> str:
+    from minifier.exit_codes import EXIT_CODES
+
+    import textwrap
+
+    codes = "\n".join(textwrap.fill(text, 100, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+                      for code, text in EXIT_CODES.items())
+    return f"{EXAMPLES}\n\nexit codes:\n{codes}"
+
+
+def comma_lists(argv: list[str], options: dict[str, str]) -> list[str]:
+    """`argv` with the values of each list option in `options` as its parser takes them:
+    "split" (one value each: `--ops neg,exp` is `--ops neg exp`) or "join" (one
+    comma-separated value: `--cases a b` is `--cases a,b`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        i += 1
+        if name not in options:
+            out.append(argv[i - 1])
+            if argv[i - 1] == "--":
+                out += argv[i:]
+                break
+            continue
+        values = [inline] if eq else []
+        while not eq and i < len(argv) and not argv[i].startswith("-"):
+            values.append(argv[i])
+            i += 1
+        items = [v for value in values for v in value.split(",") if v]
+        out += [name, ",".join(items)] if options[name] == "join" else [name, *items]
+    return out
+
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None,
+    p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None, epilog=_epilog(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=_version_line())
     p.add_argument("script", type=Path, help="the failing Python script")
     p.add_argument("-o", "--out", type=Path, help="output folder (default: minify-out/<script name>)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
@@ -40,7 +108,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-compiles", type=int, help="stop reducing after this many compiles; write the best so far")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted or budget-limited run from the checkpoint in the output folder")
-    p.add_argument("--timeout", type=float, default=1800.0, help="limit for the script's own run (seconds)")
+    p.add_argument("--force", action="store_true",
+                   help="use the output folder even if it holds another script's run or files of its own")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="S",
+                   help="seconds the script may run (under the compiler, and again without it); a script still "
+                        "running then counts as hanging (default 1800)")
     p.add_argument("--emit-test", type=Path, metavar="DIR",
                    help="also write a pytest regression test per repro into DIR (fails while the bug exists)")
     p.add_argument("--no-blame", action="store_true",
@@ -63,6 +135,81 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+class RunLog:
+    """From here on, everything this process writes to its standard error (file descriptor 2)
+    goes to `path`: torch's own log lines (`W1124 ...`), Python warnings, C++ warnings, and
+    tracebacks. The console keeps the real standard error, as `console`, for our display only.
+    Processes started later inherit the log as their standard error too."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        sys.stderr.flush()
+        saved = os.dup(2)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
+        print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
+
+
+def _save_traceback(log: RunLog | None, exc: BaseException) -> Path | None:
+    """Write `exc`'s traceback to the run's log (else, or when that cannot be written, to a
+    file of its own); where it went, or None when nothing could be written."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    for path in ([log.path] if log is not None else []) + [None]:
+        try:
+            if path is None:
+                fd, name = tempfile.mkstemp(prefix="minify-error-", suffix=".log")
+                os.close(fd)
+                path = Path(name)
+            with open(path, "a") as f:
+                f.write(text)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def _where(path: Path | None) -> str:
+    return f" (traceback in {path})" if path else ""
+
+
+def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
+    """One line on the console; the traceback in the log."""
+    from minifier.exit_codes import EXIT_INTERNAL
+
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {_first_line(exc)}"
+                  + _where(_save_traceback(log, exc)), highlight=False, soft_wrap=True)
+    return EXIT_INTERNAL
+
+
+# A write that failed for want of room or permission: the output folder's fault, not minify's.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def _no_space(folder: Path) -> bool:
+    """Is the disk of `folder` full (less than 64 KiB left)?"""
+    import shutil
+
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else ""
+
+
+def _write_error(exc: OSError) -> str:
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
@@ -70,11 +217,18 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             module = importlib.import_module(SUBCOMMANDS[argv[0]])
+            return module.main(comma_lists(argv[1:], COMMA_LISTS.get(argv[0], {})))
         except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
-            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install 'minify[fuzz]' "
+            if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
+                raise
+            extra = "minify[fuzz]" if argv[0] == "fuzz" else "minify"
+            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install '{extra}' "
                   f"or pip install {exc.name}")
             return 2
-        return module.main(argv[1:])
+        except Exception as exc:  # one line; the traceback in a log of its own
+            from rich.console import Console
+
+            return _internal_error(Console(), None, exc)
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -90,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
         return 2
+    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
     from minifier.workers.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
@@ -97,10 +252,13 @@ def main(argv: list[str] | None = None) -> int:
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume,
                    injections=ns.inject, emit_test=ns.emit_test,
-                   blame=not ns.no_blame)
+                   blame=not ns.no_blame, force=ns.force)
+    log: RunLog | None = None
+    launched = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
+            log = RunLog(launched.work / "minify.log")  # before torch is imported here
             from compiler.inject import bad_spec
 
             bad = bad_spec(ns.inject) if ns.inject else None
@@ -110,17 +268,38 @@ def main(argv: list[str] | None = None) -> int:
             from minifier.pipeline import run
             from minifier.report.console import ConsoleUI, print_summary
 
-            result = run(opts, ConsoleUI(quiet=ns.quiet, start=launched.start), launched)
+            ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
+            result = run(opts, ui, launched)
         finally:
             launched.stop()
     except UserError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
-        console.print("[bold red]minify:[/bold red] interrupted")
-        return 130
+        console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
+            console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
+                          f"No space left on device" + _where(_save_traceback(None, exc)),
+                          highlight=False, soft_wrap=True)
+            return EXIT_CANNOT_WRITE
+        if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+            console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
+            return EXIT_CANNOT_WRITE
+        return _internal_error(console, log, exc)
     print_summary(result.report, console)
+    if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
+        console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
     return result.code
+
+
+def _interrupted(opts, launched) -> str:
+    if launched is None:
+        return "interrupted"
+    return (f"interrupted; what was found so far is in {launched.out} (report.json); "
+            f"add --resume to the same command to continue")
 
 
 def main_exit() -> None:

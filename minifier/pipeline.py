@@ -79,6 +79,9 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     try:
         return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles)))
+    except KeyboardInterrupt:
+        _write_interrupted(launched.out, opts, launched.start)
+        raise
     finally:
         launched.capture.stop()
         if verifiers is not None:
@@ -276,6 +279,18 @@ def _base_report(session: Session, capture: Capture, rows: list, evaluators: lis
 
 def _write_report(out: Path, report: dict) -> None:
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+
+
+def _write_interrupted(out: Path, opts: Options, start: float) -> None:
+    """Ctrl-C: what was found so far stays (repros already written, work/ with its checkpoints
+    for --resume) and report.json says the run was interrupted."""
+    began = time.time() - (time.perf_counter() - start)
+    repros = [str(p) for p in [out / "repro.py", *sorted(out.glob("bug-*/repro.py"))]
+              if p.exists() and p.stat().st_mtime >= began]
+    _write_report(out, {"status": "interrupted", "script": str(opts.script), "repros": repros,
+                        "wall_seconds": round(time.perf_counter() - start, 2),
+                        "resume": "the same command with --resume continues from the checkpoints in work/"})
+
 
 
 def _graph_row(g: GraphRecord) -> dict:

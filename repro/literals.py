@@ -11,6 +11,8 @@ import math
 
 import torch
 
+from compiler.graph_code import complex_literal, float_literal
+
 INLINE_MAX = 16  # tensors whose whole storage has at most this many elements are written inline
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -25,17 +27,16 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def python_float(x: float) -> str:
     """A Python float literal that evaluates to exactly `x` (repr round-trips in Python)."""
-    if math.isnan(x):
-        return "float('nan')"
-    if math.isinf(x):
-        return "float('inf')" if x > 0 else "-float('inf')"
-    return repr(x)
+    return float_literal(x)
 
 
 def scalar_literal(value) -> str:
-    """Source for a non-tensor graph input: int, float, bool or None."""
+    """Source for a non-tensor graph input: int (any width), float (inf, nan, -0.0 included),
+    bool, complex or None; each evaluates back to the same value, bit for bit (NaN aside)."""
     if isinstance(value, float):
         return python_float(value)
+    if isinstance(value, complex):
+        return complex_literal(value)
     if value is None or isinstance(value, (bool, int)):
         return repr(value)
     raise TypeError(f"no literal for a {type(value).__name__}")

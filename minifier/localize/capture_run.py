@@ -137,6 +137,8 @@ def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float
         script_result = json.loads(script_file.read_text())
     else:
         kind, sig, msg = crash_signature(code, "inductor") if code is not None else hang_signature(timeout, "inductor")
+        if code is None:
+            msg = f"did not finish within {timeout:g} s (--timeout)"
         script_result = {"status": kind, "message": msg, "returncode": code}
         marker = folder / "calling"
         if marker.exists() and graphs:

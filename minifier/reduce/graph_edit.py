@@ -14,7 +14,7 @@ import operator
 import torch
 import torch.fx as fx
 
-from compiler.graph_code import placeholders
+from compiler.graph_code import placeholders, printable
 from minifier.reduce.input_transforms import resolve, with_step
 
 NON_OPS = {operator.getitem}
@@ -90,7 +90,7 @@ def rebuild(gm: fx.GraphModule, cut: set[str] = frozenset(), outputs: list[str] 
 
 def new_module(graph: fx.Graph, like: fx.GraphModule) -> fx.GraphModule:
     """A GraphModule for `graph` that keeps what `like` knows about its inputs (meta)."""
-    gm = fx.GraphModule(torch.nn.Module(), graph)
+    gm = fx.GraphModule(torch.nn.Module(), printable(graph))  # valid code for any constant
     gm.meta.update({k: v for k, v in like.meta.items() if k == "sizes"})
     return gm
 

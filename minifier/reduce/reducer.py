@@ -23,7 +23,7 @@ from minifier.workers.evaluate import Evaluator
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.registry import PASSES, Pass
 from minifier.reduce.score import score
-from minifier.reduce.validate import validator, why_invalid
+from minifier.reduce.validate import validator
 
 MAX_ROUNDS = 5
 
@@ -70,11 +70,9 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
 
 
 def with_candidate_check(ev: Evaluator, gm: fx.GraphModule, values: dict) -> Evaluator:
-    """`ev` with candidates checked on fake tensors before any worker sees them, where fake
-    tensors can model `gm`; else `ev` as it is (trust the workers)."""
-    if why_invalid(gm, values) is None:
-        return ev.for_bug(ev.stage, ev.signature, ev.culprit, validate=validator(values))
-    return ev
+    """`ev` with every candidate checked before any worker sees it (it prints, parses and traces
+    back into the same ops; on fake tensors where they can model `gm`): llvm-reduce's verifier."""
+    return ev.for_bug(ev.stage, ev.signature, ev.culprit, validate=validator(values, base=gm))
 
 
 def _run_pass(reduction: Pass, gm: fx.GraphModule, guard: Guarded, ctx: Context, stats: dict) -> fx.GraphModule | None:

@@ -1,5 +1,10 @@
 """Is a candidate a well-formed program at all? Checked in the parent, before any compile.
 
+Like llvm-reduce's verifier, every candidate must first be a program: it prints (FX turns it
+into the very source a worker and repro.py run), that source parses, and it traces back into
+a graph that does the same ops (so the source means the graph). A candidate that fails any of
+these is answered `invalid` and never tested.
+
 A reduction step can produce a graph that no compiler could be blamed for: a shrunk input
 that no longer fits a hard-coded `view(8, 32, 100)`, an operand swapped for one of another
 shape, a dangling node. Running the graph on fake tensors (shapes, strides and dtypes, no
@@ -20,6 +25,7 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
                                            UnsupportedOperatorException)
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
+from compiler.graph_code import module_from_source, module_source, trace_module
 from minifier.reduce.graph_edit import placeholders
 from minifier.reduce.input_transforms import apply_transform
 
@@ -66,18 +72,70 @@ def fake_values(gm: fx.GraphModule, values: dict,
     return env
 
 
-def why_invalid(gm: fx.GraphModule, values: dict) -> str | None:
-    """None when the candidate may run; otherwise one line saying why it cannot."""
+def _ops(gm: fx.GraphModule) -> list[tuple[str, object]]:
+    """The ops that depend on an input, in order (tracing folds ops on constants alone)."""
+    live: set[fx.Node] = set()
+    ops = []
+    for n in gm.graph.nodes:
+        if n.op == "placeholder" or any(a in live for a in n.all_input_nodes):
+            live.add(n)
+            if n.op not in ("placeholder", "output"):
+                ops.append((n.op, n.target))
+    return ops
+
+
+def why_unprintable(gm: fx.GraphModule, same_ops: bool = True) -> str | None:
+    """None when `gm` prints as source that parses and traces back (into the same ops, with
+    `same_ops`); otherwise one line saying which of these it fails."""
+    try:
+        gm.graph.lint()
+    except Exception as exc:
+        return f"malformed graph: {type(exc).__name__}: {_first_line(exc)}"[:300]
+    try:
+        source = module_source(gm)
+    except Exception as exc:
+        return f"does not print as source: {type(exc).__name__}: {_first_line(exc)}"[:300]
+    try:
+        compile(source, "<candidate>", "exec")
+    except SyntaxError as exc:
+        line = (exc.text or "").strip()
+        return f"generated source does not parse: {exc.msg}: {line}"[:300]
+    try:
+        traced = trace_module(module_from_source(source))
+    except Exception as exc:
+        return f"generated source does not trace: {type(exc).__name__}: {_first_line(exc)}"[:300]
+    if same_ops and _ops(traced) != _ops(gm):
+        return "generated source traces into other ops than the graph's"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def why_invalid(gm: fx.GraphModule, values: dict, fake: bool = True, same_ops: bool = True) -> str | None:
+    """None when the candidate may run; otherwise one line saying why it cannot: it does not
+    print, parse or trace back (why_unprintable, `same_ops` there), or (with `fake`) it cannot
+    run on fake tensors of its inputs."""
+    why = why_unprintable(gm, same_ops)
+    if why:
+        return why
+    if not fake:
+        return None
     try:
         fake_values(gm, values)
     except UNKNOWABLE:
         return None
     except Exception as exc:  # shape, dtype or structure errors: the candidate is broken
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return f"{type(exc).__name__}: {first}"[:300]
+        return f"{type(exc).__name__}: {_first_line(exc)}"[:300]
     return None
 
 
-def validator(values: dict):
-    """The check an Evaluator runs on each new candidate (see Evaluator.validate)."""
-    return lambda gm: why_invalid(gm, values)
+def validator(values: dict, base: fx.GraphModule | None = None):
+    """The check an Evaluator runs on each new candidate (see Evaluator.validate): only the
+    checks that `base` (the graph being reduced) itself passes, so a graph that fake tensors
+    or the round trip cannot model is not taken for a broken one."""
+    same_ops = base is None or why_unprintable(base) is None
+    fake = base is None or why_invalid(base, values, same_ops=False) is None
+    return lambda gm: why_invalid(gm, values, fake=fake, same_ops=same_ops)

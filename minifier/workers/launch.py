@@ -7,12 +7,14 @@ here imports torch.
 """
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minifier.exit_codes import EXIT_BAD_INPUT
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 
@@ -47,6 +49,7 @@ class Options:
     injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
     blame: bool = True  # after verifying, find the decomposition/pass/lowering/fusion/flag to blame
     emit_test: Path | None = None  # write a pytest regression test per repro here
+    force: bool = False  # use an output folder that holds another script's run (or other files)
 
 
 @dataclass
@@ -61,23 +64,68 @@ def check_script(script: Path) -> None:
     if not script.is_file():
         raise UserError(f"not a file: {script}")
     try:
-        compile(script.read_bytes(), str(script), "exec")
+        source = script.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {script}: {exc.strerror}") from None
+    try:
+        compile(source, str(script), "exec")
     except SyntaxError as exc:
         raise UserError(f"{script}:{exc.lineno}: syntax error: {exc.msg}") from None
     except ValueError as exc:
         raise UserError(f"{script}: cannot read as Python source: {exc}") from None
 
 
+RUN_FILE = "run.json"  # OUT/work/run.json: which script the run in this folder is of
+# What a run writes into its output folder (anything else there is the user's).
+RUN_OUTPUTS = ("work", "repro.py", "repro.json", "report.json", "report.html", "issue.md", "blame.json", "inputs.pt")
+
+
+def _cannot_write(path: Path, exc: OSError) -> UserError:
+    return UserError(f"cannot write to the output folder {path}: {exc.strerror or exc}", EXIT_CANNOT_WRITE)
+
+
+def _previous_script(out: Path) -> str | None:
+    """The script of the run already in `out`, "" when `out` holds files no minify run wrote,
+    None when it holds nothing."""
+    for record in (out / "work" / RUN_FILE, out / "report.json"):
+        try:
+            script = json.loads(record.read_text()).get("script")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if script:
+            return str(script)
+    others = [p.name for p in out.iterdir() if p.name not in RUN_OUTPUTS and not p.name.startswith(("bug-",
+                                                                                                     "_minify_"))]
+    return "" if others else None
+
+
 def output_folder(opts: Options) -> Path:
+    """The output folder, created and checked: writable, and not another script's run (unless
+    --force). Its work/ is emptied unless --resume."""
     out = (opts.out or Path("minify-out") / opts.script.stem).resolve()
-    if out.resolve() == opts.script.resolve().parent:
+    script = opts.script.resolve()
+    if out == script.parent:
         raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
-    out.mkdir(parents=True, exist_ok=True)
-    if not opts.resume:
-        shutil.rmtree(out / "work", ignore_errors=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".minify-probe-{os.getpid()}"
+        probe.write_bytes(b"0" * 512)
+        probe.unlink()
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    previous = _previous_script(out)
+    if previous is not None and (not previous or Path(previous).resolve() != script) and not opts.force:
+        what = f"a run of another script ({previous})" if previous else "files that no minify run wrote"
+        raise UserError(f"output folder {out} holds {what}; choose another with -o, or pass --force to use it",
+                        EXIT_BAD_INPUT)
+    try:
+        if not opts.resume:
+            shutil.rmtree(out / "work", ignore_errors=True)
+        (out / "work").mkdir(exist_ok=True)
+        (out / "work" / RUN_FILE).write_text(json.dumps({"script": str(script)}))
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
     return out
-
-
 
 
 @dataclass
@@ -100,7 +148,10 @@ def launch(opts: Options) -> Launched:
     check_script(opts.script)
     out = output_folder(opts)
     work = out / "work"
-    (work / "logs").mkdir(parents=True, exist_ok=True)
+    try:
+        (work / "logs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log",
                             injections=opts.injections, host=zygote, ignore=opts.ignore)
