@@ -52,5 +52,18 @@ def test_minify_corpus_case(case, tmp_path):
                            text=True, timeout=600)
     assert repro.returncode == 1, repro.stdout + repro.stderr
     assert repro.stdout.strip().splitlines()[-1].startswith("REPRODUCED")
+    if report["ops_after"] == 1:  # a one-op bug: one short file to paste into an issue
+        assert sorted(p.name for p in out.glob("*.py")) == ["repro.py"]
+        lines = (out / "repro.py").read_text().splitlines()
+        assert len(lines) - planted_lines(lines) < 40, "\n".join(lines)
     assert hashlib.sha256(script.read_bytes()).hexdigest() == before
     assert not (CORPUS / "minify-out").exists()
+
+
+def planted_lines(lines: list[str]) -> int:
+    """Lines of the block that plants the corpus case's bug (a real bug's repro has none)."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("# Planted on purpose")), None)
+    if start is None:
+        return 0
+    end = next(i for i, line in enumerate(lines) if "enable_autograd_cache = False" in line)
+    return end - start + 1
