@@ -213,22 +213,7 @@ def _write_error(exc: OSError) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        import importlib
-
-        try:
-            module = importlib.import_module(SUBCOMMANDS[argv[0]])
-            return module.main(comma_lists(argv[1:], COMMA_LISTS.get(argv[0], {})))
-        except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
-            if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
-                raise
-            extra = "minify[fuzz]" if argv[0] == "fuzz" else "minify"
-            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install '{extra}' "
-                  f"or pip install {exc.name}")
-            return 2
-        except Exception as exc:  # one line; the traceback in a log of its own
-            from rich.console import Console
-
-            return _internal_error(Console(), None, exc)
+        return _subcommand(argv[0], argv[1:])
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -236,40 +221,62 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser().parse_args(argv)
     from rich.console import Console
 
-    console = Console()
     from compiler.rungs import parse_ignore
 
+    console = Console()
     try:
         ignore = parse_ignore(ns.ignore)
     except ValueError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
         return 2
-    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
-    from minifier.workers.launch import Options, UserError, launch
+    return _minify(ns, _options(ns, script_args, ignore), console)
 
-    opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
+
+def _subcommand(name: str, args: list[str]) -> int:
+    """`minify bench|fuzz|bisect|...`: its own main; a missing package or a failure is one line."""
+    import importlib
+
+    try:
+        module = importlib.import_module(SUBCOMMANDS[name])
+        return module.main(comma_lists(args, COMMA_LISTS.get(name, {})))
+    except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
+        if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
+            raise
+        extra = "minify[fuzz]" if name == "fuzz" else "minify"
+        print(f"minify {name}: needs the Python package {exc.name!r}: pip install '{extra}' "
+              f"or pip install {exc.name}")
+        return 2
+    except Exception as exc:  # one line; the traceback in a log of its own
+        from rich.console import Console
+
+        return _internal_error(Console(), None, exc)
+
+
+def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
+    from minifier.workers.launch import Options
+
+    return Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
-                   max_compiles=ns.max_compiles, resume=ns.resume,
-                   injections=ns.inject, emit_test=ns.emit_test,
+                   max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,
                    blame=not ns.no_blame, force=ns.force)
+
+
+def _minify(ns: argparse.Namespace, opts, console) -> int:
+    """The main job: launch, run the pipeline, print the summary; every way it can end is one
+    line and a documented exit status (minifier/exit_codes.py)."""
+    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
+    from minifier.workers.launch import UserError, launch
+
     log: RunLog | None = None
     launched = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         try:
             log = RunLog(launched.work / "minify.log")  # before torch is imported here
-            from compiler.inject import bad_spec
-
-            bad = bad_spec(ns.inject) if ns.inject else None
-            if bad:
-                console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
-                return 2
-            from minifier.pipeline import run
-            from minifier.report.console import ConsoleUI, print_summary
-
-            ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
-            result = run(opts, ui, launched)
+            result = _run_pipeline(ns, opts, console, log, launched)
+            if isinstance(result, int):
+                return result
         finally:
             launched.stop()
     except UserError as exc:
@@ -288,11 +295,30 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
             return EXIT_CANNOT_WRITE
         return _internal_error(console, log, exc)
+    from minifier.report.console import print_summary
+
     print_summary(result.report, console)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return EXIT_INTERRUPTED
     return result.code
+
+
+def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
+    """The pipeline's Result, or an exit status when a planted bug's spec is bad."""
+    from rich.console import Console
+
+    from compiler.inject import bad_spec
+
+    bad = bad_spec(ns.inject) if ns.inject else None
+    if bad:
+        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
+        return 2
+    from minifier.pipeline import run
+    from minifier.report.console import ConsoleUI
+
+    ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
+    return run(opts, ui, launched)
 
 
 def _interrupted(opts, launched) -> str:

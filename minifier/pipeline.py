@@ -8,65 +8,33 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.fx as fx
 
 from compiler.context import graph_modes
-from compiler.graph_code import module_from_source, trace_module
 from compiler.signature import rung_of
 from compiler.stages import CompileSpec
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
+from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
-from minifier.phases import Phases
-from minifier.localize.capture_run import Capture, GraphRecord, run_capture
+from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.graph_values import load_graph, record_values
-from minifier.localize.numerics_hints import verified_hints
-from minifier.program import interaction
-from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
-from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
+from minifier.program.stage import nothing_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
-from minifier.reduce.graph_edit import op_label, op_nodes, placeholders
-from minifier.report import html as html_report, numerics
+from minifier.reduce.graph_edit import op_label, op_nodes
+from minifier.report import html as html_report
+from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
+from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
-from repro.inputs import load_inputs
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
-
-
-@dataclass
-class Session:
-    """What every stage of one run shares, fixed when it starts: the options, the progress
-    display, the started processes, the worker pool, the reduction budget (shared by every
-    reduction; it records why one stopped early) and what runs repro.py to verify it."""
-
-    opts: Options
-    ui: Any
-    launched: Launched
-    pool: WorkerPool
-    verifiers: Any
-    budget: Budget
-    phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
-
-    @property
-    def out(self) -> Path:
-        return self.launched.out
-
-    @property
-    def work(self) -> Path:
-        return self.launched.work
-
-    @property
-    def start(self) -> float:
-        return self.launched.start
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
@@ -99,10 +67,10 @@ def _run(session: Session) -> Result:
     capture = _finish_capture(session)
     found = _search_graphs(session, capture)
     if not found.bugs:
-        return _nothing_failed(session, capture)
+        return nothing_failed(session, capture)
     rows, localized = _localize_while_verifying(session, found)
     if not any(b.small is not None for b in found.bugs):
-        _write_report(session.out, _base_report(session, capture, rows, found.evaluator_list()))
+        write_report(session.out, _base_report(session, capture, rows, found.evaluator_list()))
         raise _not_reproduced(capture, found.bugs[0])
     report = _final_report(session, capture, found, rows, localized)
     _write_outputs(session, report, localized, found.evaluator_list())
@@ -141,7 +109,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit, phases=session.phases)
     for g in capture.graphs:
-        if g.failure or (_verdict(g) == "nondeterministic" and g.replayable):
+        if g.failure or (verdict_kind(g) == "nondeterministic" and g.replayable):
             _search_graph(session, capture, g, found, search)
     found.verifications.executor.shutdown(wait=False)
     return found
@@ -242,14 +210,10 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
 
 
 def _write_outputs(session: Session, report: dict, localized: list, evaluators: list[Evaluator]) -> None:
-    _write_report(session.out, report)
+    write_report(session.out, report)
     html_report.write_html(session.out, report, localized)
     for i, ev in enumerate(evaluators):
         (session.work / f"candidates-{i}.json").write_text(json.dumps(ev.log, indent=1))
-
-
-def _verdict(g: GraphRecord) -> str:
-    return ((g.record.get("verdict") or {}).get("kind") or "")
 
 
 def _check_replayable(g: GraphRecord) -> None:
@@ -279,15 +243,11 @@ def _bug_row(bug: Bug) -> dict:
 
 def _base_report(session: Session, capture: Capture, rows: list, evaluators: list) -> dict:
     return {"status": "reproduced", "script": str(session.opts.script),
-            "graphs": [_graph_row(g) for g in capture.graphs],
+            "graphs": [graph_row(g) for g in capture.graphs],
             "graph_count": len(capture.graphs), "failing_graphs": sorted({r["failing_graph"] for r in rows}),
             "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
             "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": session.pool.restarts,
             "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2)}
-
-
-def _write_report(out: Path, report: dict) -> None:
-    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
 
 
 def _write_interrupted(out: Path, opts: Options, start: float) -> None:
@@ -296,116 +256,9 @@ def _write_interrupted(out: Path, opts: Options, start: float) -> None:
     began = time.time() - (time.perf_counter() - start)
     repros = [str(p) for p in [out / "repro.py", *sorted(out.glob("bug-*/repro.py"))]
               if p.exists() and p.stat().st_mtime >= began]
-    _write_report(out, {"status": "interrupted", "script": str(opts.script), "repros": repros,
+    write_report(out, {"status": "interrupted", "script": str(opts.script), "repros": repros,
                         "wall_seconds": round(time.perf_counter() - start, 2),
                         "resume": "the same command with --resume continues from the checkpoints in work/"})
 
 
 
-def _graph_row(g: GraphRecord) -> dict:
-    verdict = g.record.get("verdict") or {}
-    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None) \
-        or (verdict.get("message", "")[:160] if verdict.get("kind") == "numerics" else None)
-    return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
-            "nodes": g.nodes, "failing": bool(g.failure),
-            "kind": (g.failure or {}).get("kind")
-            or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
-            "message": (g.failure or {}).get("message"), "verdict": verdict.get("status"), "note": note}
-
-
-def _nothing_failed(session: Session, capture: Capture) -> Result:
-    """No graph fails on its own: check the program end to end (minifier.program.interaction), and if
-    it fails, name the smallest set of graphs that must be compiled together for it to fail."""
-    opts, out, work, start, say = session.opts, session.out, session.work, session.start, session.ui.step
-    script = capture.script
-    report = {"status": "nothing_failed", "graphs": [_graph_row(g) for g in capture.graphs],
-              "graph_count": len(capture.graphs), "script_status": script.get("status"),
-              "wall_seconds": round(time.perf_counter() - start, 2)}
-    _write_report(out, report)
-    what = interaction.script_failure(script)
-    if not capture.graphs and what is None:
-        raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
-    say("no graph fails on its own: checking the whole program against a run with nothing compiled")
-    eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
-                        eager=True, injections=opts.injections)
-    if what is not None and interaction.script_failure(eager.script) == what:
-        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
-                        EXIT_BAD_INPUT)
-    e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
-    if e2e is not None and e2e.how == "outputs":
-        again = run_capture(opts.script.resolve(), opts.script_args, work / "eager2", work / "eager2.log",
-                            opts.timeout, eager=True, injections=opts.injections)
-        random = [g.index for g in capture.graphs if _verdict(g) == "nondeterministic"]
-        if random or interaction.outputs_differ(again, eager, opts.atol, opts.rtol, e2e.callable):
-            report["end_to_end"] = {**e2e.__dict__, "trusted": False,
-                                    "why": f"graphs {random} draw random numbers" if random else
-                                    "two runs with nothing compiled differ: the script is not deterministic"}
-            e2e = None
-    if e2e is None:
-        report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
-        _write_report(out, report)
-        return Result(EXIT_NOTHING_FAILED, report)
-    return _program_level(session, capture, eager, e2e, report)
-
-
-def _program_level(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> Result:
-    """The failure shows only in the whole program: name the layer of torch.compile it belongs
-    to, then reduce the set of graphs that fail together, or else the program itself."""
-    opts, out, work, say = session.opts, session.out, session.work, session.ui.step
-    numeric = [g for g in capture.graphs if numerics.is_numerics(g.record.get("verdict") or {})]
-    if numeric:  # a graph passed the ladder while differing from eager: is it all the program needs?
-        alone = [numeric[0].index] if len(capture.graphs) == 1 else _graph_set(session, capture, eager, e2e, report)
-        if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
-            return _numerics(session, capture, e2e, report, alone[0])
-    say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
-    with session.phases.timed("program layers"):
-        layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
-                            opts.injections, opts.atol, opts.rtol)
-    if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
-        layer = Layer("Dynamo", "eager", layer.runs)
-    report["layer"] = layer.to_dict()
-    say(f"the failure belongs to {layer.name}" + (f" (it shows with backend={layer.backend})" if layer.backend else ""))
-    if layer.backend is None and len(capture.graphs) >= 2 and "interaction" not in report:
-        _graph_set(session, capture, eager, e2e, report)
-    return _program_repro(session, capture, layer, report)
-
-
-def _graph_set(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> list[int]:
-    """The fewest graphs that must be compiled for the program to fail (the others eager)."""
-    opts = session.opts
-    session.ui.step("finding the graphs that must be compiled together")
-    rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, session.work / "subsets", opts.timeout,
-                              opts.injections)
-    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, session.ui.step)
-    report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
-    return found.graphs
-
-
-def _numerics(session: Session, capture: Capture, e2e, report: dict, index: int) -> Result:
-    """Compiling graph `index` alone makes the program differ, and that graph passed the ladder
-    while differing from eager: numerics, not a miscompile (minifier.report.numerics)."""
-    g = next(g for g in capture.graphs if g.index == index)
-    hints = verified_hints(g, session.pool, session.work, session.ui.step) if g.replayable else []
-    report.update(status="numerics", script=str(session.opts.script), failing_graphs=[index],
-                  end_to_end=e2e.__dict__, numerics=numerics.verdict(g, e2e.message, hints),
-                  wall_seconds=round(time.perf_counter() - session.start, 2))
-    report["html"] = str(html_report.write_html(session.out, report, []))
-    _write_report(session.out, report)
-    return Result(EXIT_NUMERICS, report)
-
-
-def _program_repro(session: Session, capture: Capture, layer: Layer, report: dict) -> Result:
-    """Reduce the program itself (minifier.program) and write its verified repro.py."""
-    opts = session.opts
-    with session.phases.timed("program reduction"):
-        program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
-                                 opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
-    report.update(status="program", script=str(opts.script), program=program, phases=session.phases.to_dict(),
-                  wall_seconds=round(time.perf_counter() - session.start, 2))
-    if program.get("repro"):
-        report["issue"] = str(write_program_issue(session.out, report))
-        if opts.emit_test:
-            report["tests"] = [str(write_program_test(report, opts.emit_test, opts.script.stem))]
-    report["html"] = str(html_report.write_html(session.out, report, []))
-    _write_report(session.out, report)
-    return Result(EXIT_OK if program.get("verified") else EXIT_NOT_REPRODUCED, report)

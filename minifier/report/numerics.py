@@ -15,7 +15,6 @@ when a worker saw it do so (minifier.localize.numerics_hints).
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 VERDICT = "numerics, not a miscompile"
 

@@ -1,0 +1,115 @@
+"""The whole-program stage: no graph fails on its own, so the program itself is checked end to
+end, its failure judged numerics where one graph's rounding explains it, else blamed on a layer
+of torch.compile (minifier.program.layers) and reduced as a program (minifier.program.program_repro)."""
+from __future__ import annotations
+
+import time
+
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
+from minifier.localize.capture_run import Capture, run_capture
+from minifier.localize.numerics_hints import verified_hints
+from minifier.program import interaction
+from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
+from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
+from minifier.report import html as html_report, numerics
+from minifier.report.rows import graph_row, verdict_kind, write_report
+from minifier.workers.launch import Result, UserError
+from minifier.workers.session import Session
+
+
+def nothing_failed(session: Session, capture: Capture) -> Result:
+    """No graph fails on its own: check the program end to end (minifier.program.interaction), and if
+    it fails, name the smallest set of graphs that must be compiled together for it to fail."""
+    opts, out, work, start, say = session.opts, session.out, session.work, session.start, session.ui.step
+    script = capture.script
+    report = {"status": "nothing_failed", "graphs": [graph_row(g) for g in capture.graphs],
+              "graph_count": len(capture.graphs), "script_status": script.get("status"),
+              "wall_seconds": round(time.perf_counter() - start, 2)}
+    write_report(out, report)
+    what = interaction.script_failure(script)
+    if not capture.graphs and what is None:
+        raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
+    say("no graph fails on its own: checking the whole program against a run with nothing compiled")
+    eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
+                        eager=True, injections=opts.injections)
+    if what is not None and interaction.script_failure(eager.script) == what:
+        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
+                        EXIT_BAD_INPUT)
+    e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
+    if e2e is not None and e2e.how == "outputs":
+        again = run_capture(opts.script.resolve(), opts.script_args, work / "eager2", work / "eager2.log",
+                            opts.timeout, eager=True, injections=opts.injections)
+        random = [g.index for g in capture.graphs if verdict_kind(g) == "nondeterministic"]
+        if random or interaction.outputs_differ(again, eager, opts.atol, opts.rtol, e2e.callable):
+            report["end_to_end"] = {**e2e.__dict__, "trusted": False,
+                                    "why": f"graphs {random} draw random numbers" if random else
+                                    "two runs with nothing compiled differ: the script is not deterministic"}
+            e2e = None
+    if e2e is None:
+        report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
+        write_report(out, report)
+        return Result(EXIT_NOTHING_FAILED, report)
+    return _program_level(session, capture, eager, e2e, report)
+
+
+def _program_level(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> Result:
+    """The failure shows only in the whole program: name the layer of torch.compile it belongs
+    to, then reduce the set of graphs that fail together, or else the program itself."""
+    opts, work, say = session.opts, session.work, session.ui.step
+    numeric = [g for g in capture.graphs if numerics.is_numerics(g.record.get("verdict") or {})]
+    if numeric:  # a graph passed the ladder while differing from eager: is it all the program needs?
+        alone = [numeric[0].index] if len(capture.graphs) == 1 else _graph_set(session, capture, eager, e2e, report)
+        if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
+            return _numerics(session, capture, e2e, report, alone[0])
+    say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
+    with session.phases.timed("program layers"):
+        layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
+                            opts.injections, opts.atol, opts.rtol)
+    if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
+        layer = Layer("Dynamo", "eager", layer.runs)
+    report["layer"] = layer.to_dict()
+    say(f"the failure belongs to {layer.name}" + (f" (it shows with backend={layer.backend})" if layer.backend else ""))
+    if layer.backend is None and len(capture.graphs) >= 2 and "interaction" not in report:
+        _graph_set(session, capture, eager, e2e, report)
+    return _program_repro(session, capture, layer, report)
+
+
+def _graph_set(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> list[int]:
+    """The fewest graphs that must be compiled for the program to fail (the others eager)."""
+    opts = session.opts
+    session.ui.step("finding the graphs that must be compiled together")
+    rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, session.work / "subsets", opts.timeout,
+                              opts.injections)
+    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, session.ui.step)
+    report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
+    return found.graphs
+
+
+def _numerics(session: Session, capture: Capture, e2e, report: dict, index: int) -> Result:
+    """Compiling graph `index` alone makes the program differ, and that graph passed the ladder
+    while differing from eager: numerics, not a miscompile (minifier.report.numerics)."""
+    g = next(g for g in capture.graphs if g.index == index)
+    hints = verified_hints(g, session.pool, session.work, session.ui.step) if g.replayable else []
+    report.update(status="numerics", script=str(session.opts.script), failing_graphs=[index],
+                  end_to_end=e2e.__dict__, numerics=numerics.verdict(g, e2e.message, hints),
+                  wall_seconds=round(time.perf_counter() - session.start, 2))
+    report["html"] = str(html_report.write_html(session.out, report, []))
+    write_report(session.out, report)
+    return Result(EXIT_NUMERICS, report)
+
+
+def _program_repro(session: Session, capture: Capture, layer: Layer, report: dict) -> Result:
+    """Reduce the program itself (minifier.program) and write its verified repro.py."""
+    opts = session.opts
+    with session.phases.timed("program reduction"):
+        program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
+                                 opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
+    report.update(status="program", script=str(opts.script), program=program, phases=session.phases.to_dict(),
+                  wall_seconds=round(time.perf_counter() - session.start, 2))
+    if program.get("repro"):
+        report["issue"] = str(write_program_issue(session.out, report))
+        if opts.emit_test:
+            report["tests"] = [str(write_program_test(report, opts.emit_test, opts.script.stem))]
+    report["html"] = str(html_report.write_html(session.out, report, []))
+    write_report(session.out, report)
+    return Result(EXIT_OK if program.get("verified") else EXIT_NOT_REPRODUCED, report)
