@@ -34,6 +34,7 @@ from compiler.stages import CompileSpec
 from compiler.oracle import check, clone_inputs
 from compiler.quick_exit import quick_exit
 from compiler.signature import exception_signature
+from compiler.tensor_kinds import savable
 from compiler.context import current_context, input_device_type
 
 
@@ -231,7 +232,7 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         if any(getattr(x, "fake_mode", None) is not None for x in inputs):
             raise ValueError("only fake example inputs are available")
         _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
-        torch.save(lifted, folder / "inputs.pt")
+        torch.save(savable(lifted), folder / "inputs.pt")
         record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"

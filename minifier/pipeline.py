@@ -35,7 +35,7 @@ from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options, Result, UserError, launch, program_of
 from minifier.workers.pool import WorkerPool
 from minifier.workers.zygote import ForkedRuns
-from repro.inputs import load_inputs
+from repro.inputs import load_inputs, save_values
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
@@ -154,7 +154,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
     with modes():
         values = record_values(gm, inputs)
-    torch.save(values, case_dir / "values.pt")
+    save_values(values, case_dir / "values.pt")
     opts = session.opts
     hang = (g.failure or {}).get("kind") == "hang"
     ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
