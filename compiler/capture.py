@@ -17,7 +17,6 @@ import argparse
 import functools
 import json
 import os
-import runpy
 import shutil
 import sys
 import traceback
@@ -25,15 +24,17 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, settings
+from compiler import config_snapshot, inject, launch_form, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
+from compiler.launch_form import Launch
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
 from compiler.origins import node_origins, seq_nr_sources
 from compiler.stages import CompileSpec
 from compiler.oracle import check, clone_inputs
 from compiler.quick_exit import quick_exit
 from compiler.signature import exception_signature
+from compiler.tensor_kinds import savable
 from compiler.context import current_context, input_device_type
 
 
@@ -231,7 +232,7 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         if any(getattr(x, "fake_mode", None) is not None for x in inputs):
             raise ValueError("only fake example inputs are available")
         _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
-        torch.save(lifted, folder / "inputs.pt")
+        torch.save(savable(lifted), folder / "inputs.pt")
         record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
@@ -310,16 +311,17 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
     torch.compile = recording_compile
 
 
-def run_script(script: Path, args: list[str], out: Path, eager: bool = False, only: set[str] | None = None,
-               backend: str | None = None, ignore: tuple = ()) -> int:
+def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool = False,
+               only: set[str] | None = None, backend: str | None = None, ignore: tuple = ()) -> int:
+    """Run the program (a script, a module or a test: compiler.launch_form) under the recording
+    compile; how it ended goes to out/script.json."""
     out.mkdir(parents=True, exist_ok=True)
     session = Session(out, only, ignore)
     install(session, eager, stage_backend=backend)
     result: dict = {"status": "ok"}
-    sys.argv = [str(script), *args]
-    sys.path.insert(0, str(script.parent))
+    program = program if isinstance(program, Launch) else Launch.script(program)
     try:
-        runpy.run_path(str(script), run_name="__main__")
+        launch_form.run(program, args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         result = {"status": "exit", "code": code}
@@ -341,7 +343,9 @@ def run_script(script: Path, args: list[str], out: Path, eager: bool = False, on
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m compiler.capture")
-    parser.add_argument("script", type=Path)
+    parser.add_argument("--form", choices=launch_form.FORMS, default="script",
+                        help="what TARGET names: a script's path, a module's name (python -m) or a pytest node id")
+    parser.add_argument("target", help="the script, module or test to run, in the current directory")
     parser.add_argument("out", type=Path)
     parser.add_argument("--eager", action="store_true", help="run without compiling anything")
     parser.add_argument("--only", metavar="KEYS",
@@ -360,7 +364,8 @@ def main() -> None:
         inject.apply(inject.parse_spec(spec))
     only = None if ns.only is None else {k for k in ns.only.split(",") if k}
     ignore = tuple(k for k in ns.ignore.split(",") if k)
-    quick_exit(run_script(ns.script.resolve(), args, ns.out, ns.eager, only, ns.backend, ignore))
+    program = Launch(ns.form, str(Path(ns.target).resolve()) if ns.form == "script" else ns.target, os.getcwd())
+    quick_exit(run_script(program, args, ns.out, ns.eager, only, ns.backend, ignore))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ import torch
 
 from compiler.rungs import IGNORABLE, RUNG_WORDS, RUNGS, parse_ignore  # noqa: F401 (re-exported)
 from compiler.signature import exception_signature, ladder_signature
+from compiler.tensor_kinds import copy_tensor, is_zero_tensor
 
 # dtype -> (atol, rtol, rmse multiplier)
 TOLERANCES = {
@@ -91,12 +92,8 @@ def flatten(value, path="out"):
 
 
 def clone_input(x):
-    """An exact copy: same dtype, shape, strides, storage offset, requires_grad."""
-    if not isinstance(x, torch.Tensor):
-        return x
-    storage = x.detach().untyped_storage().clone()
-    out = torch.empty(0, dtype=x.dtype, device=x.device).set_(storage, x.storage_offset(), x.size(), x.stride())
-    return out.requires_grad_(x.requires_grad) if x.is_leaf and x.requires_grad else out
+    """An exact copy: same kind (ZeroTensor, conj/neg bits, Parameter), dtype, shape, strides, offset, grad."""
+    return copy_tensor(x) if isinstance(x, torch.Tensor) else x
 
 
 def clone_inputs(inputs):
@@ -118,8 +115,8 @@ class Run:
 
 
 def _storage(t):
-    storage = t.untyped_storage()
-    return (t.device, storage.data_ptr()) if storage.nbytes() else None
+    storage = None if is_zero_tensor(t) else t.untyped_storage()  # a ZeroTensor has none
+    return (t.device, storage.data_ptr()) if storage is not None and storage.nbytes() else None
 
 
 def run(fn, inputs) -> Run:

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 USAGE = """minify SCRIPT [options] [-- script args]
+       minify -m MODULE [options] [-- module args]
+       minify path/test_x.py::test_y [options]
 
-Run SCRIPT (an unmodified program that calls torch.compile) under the full compiler, find the
+Run SCRIPT (an unmodified program that calls torch.compile; or a module as `python -m` runs it,
+or one pytest test, its own assertion the failure) under the full compiler, find the
 graph and stage that fail (compile error, crash, or numbers that differ from eager), reduce
 that graph to a minimal one and write a standalone repro.py with the real inputs beside it.
 
@@ -24,6 +27,8 @@ EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
   minify train.py -o out --max-time 600 -- --epochs 1
                                            pass arguments to the script after --; stop reducing after 10 min
+  minify -m pkg.train -- --steps 2         run it as `python -m pkg.train --steps 2`; output in minify-out/pkg.train/
+  minify tests/test_model.py::test_block   the test's failing assertion under torch.compile is the failure
   minify fuzz --ops neg,exp --max-examples 50
                                            fuzz two ops' lowerings (lists take a,b or a b)"""
 
@@ -90,8 +95,12 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None, epilog=_epilog(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=_version_line())
-    p.add_argument("script", type=Path, help="the failing Python script")
-    p.add_argument("-o", "--out", type=Path, help="output folder (default: minify-out/<script name>)")
+    p.add_argument("script", type=Path, nargs="?",
+                   help="the failing Python script, or a failing pytest test as its node id (path/test_x.py::test_y)")
+    p.add_argument("-m", dest="module", metavar="MODULE",
+                   help="run the failing program as `python -m MODULE` would, from the current directory")
+    p.add_argument("-o", "--out", type=Path,
+                   help="output folder (default: minify-out/<the script's, module's or test's name>)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--atol", type=float, help="absolute tolerance for floating outputs (default: by dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for floating outputs (default: by dtype)")
@@ -255,7 +264,7 @@ def _subcommand(name: str, args: list[str]) -> int:
 def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
     from minifier.workers.launch import Options
 
-    return Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
+    return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,

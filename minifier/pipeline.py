@@ -28,10 +28,11 @@ from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.workers.evaluate import Evaluator
-from minifier.workers.launch import Launched, Options, Result, UserError, launch
+from minifier.workers.launch import Launched, Options, Result, UserError, launch, program_of
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
+from repro.inputs import save_values
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
@@ -126,7 +127,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
     with modes():
         values = record_values(gm, inputs)
-    torch.save(values, case_dir / "values.pt")
+    save_values(values, case_dir / "values.pt")
     opts = session.opts
     hang = (g.failure or {}).get("kind") == "hang"
     ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",

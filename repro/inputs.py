@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from compiler.tensor_kinds import is_zero_tensor, restored, savable, zero_source
 from repro.literals import inlinable, readable_values, scalar_literal, storage_flat, tensor_source, values_source
 
 ALLOWED = (torch.Tensor, int, float, bool, type(None))
@@ -24,11 +25,22 @@ def save_inputs(values: list, path: Path) -> None:
     for v in values:
         if not isinstance(v, ALLOWED):
             raise TypeError(f"cannot save an input of type {type(v).__name__}")
-    torch.save(list(values), path)
+    torch.save(savable(list(values)), path)
+
+
+def save_values(values, path: Path) -> None:
+    """torch.save of recorded values (lists, dicts of tensors), each ZeroTensor as its marker."""
+    torch.save(savable(values), path)
+
+
+def load_values(path: Path):
+    """What save_values (or save_inputs) saved, read with weights_only=True, ZeroTensors rebuilt."""
+    return restored(torch.load(path, weights_only=True))
 
 
 def load_inputs(path: Path) -> list:
-    return torch.load(path, weights_only=True)
+    """What save_inputs (or the capture) saved; a ZeroTensor's marker rebuilt (compiler.tensor_kinds)."""
+    return load_values(path)
 
 
 @dataclass
@@ -76,7 +88,7 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
     names = local_names(names)
     groups: dict = {}
     for i, v in enumerate(values):
-        if isinstance(v, torch.Tensor):
+        if isinstance(v, torch.Tensor) and not is_zero_tensor(v):
             groups.setdefault(_storage_key(v, i), []).append(i)
     inline = {i for group in groups.values() for i in group
               if all(inlinable(values[j]) and values[j].dtype == values[group[0]].dtype for j in group)}
@@ -85,8 +97,8 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
     done: set[int] = set()
     for i, v in enumerate(values):
         name = names[i]
-        if not isinstance(v, torch.Tensor):
-            lines.append(f"{name} = {scalar_literal(v)}")
+        if not isinstance(v, torch.Tensor) or is_zero_tensor(v):  # a ZeroTensor has no storage: rebuilt
+            lines.append(f"{name} = {zero_source(v) if is_zero_tensor(v) else scalar_literal(v)}")
             continue
         if i in done:
             continue

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.phases import Phases
@@ -21,6 +19,7 @@ from minifier.reduce.bugs import Bug
 from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
+from repro.inputs import load_values
 from repro.manifest import ReproFolderError
 from repro.verify import run_repro
 from repro.writer import ReproInfo, write_repro
@@ -85,7 +84,7 @@ class Verifications:
 def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:
     """repro.py and its folder for `job.bug`; its path and the report row so far."""
     bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
-    values = torch.load(ev.case_dir / "values.pt", weights_only=True)
+    values = load_values(ev.case_dir / "values.pt")
     record = next(g.record for g in capture.graphs if g.index == bug.graph)
     spec, seed = ev.spec, None
     if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.pool import module_command
 
@@ -65,10 +66,11 @@ class Capture:
         return None if self.folder is None else self.folder / "calls"
 
 
-def run_capture(script: Path, args: list[str], folder: Path, log: Path, timeout: float,
+def run_capture(script: Launch | Path, args: list[str], folder: Path, log: Path, timeout: float,
                 eager: bool = False, injections: list[str] = (), only: list[str] | None = None,
                 backend: str | None = None) -> Capture:
-    """Run the script under the recording backend (or, with `eager`, with nothing compiled),
+    """Run the program (a script's path, or how it is launched: compiler.launch_form) under the
+    recording backend (or, with `eager`, with nothing compiled),
     with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
     compile just the graphs with those keys and record nothing (a subset run); with `backend`,
     compile everything with that backend and record nothing (a program-level stage run)."""
@@ -101,12 +103,13 @@ class RunningCapture:
         self.log.close()
 
 
-def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager: bool = False,
+def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Path, eager: bool = False,
                   injections: list[str] = (), only: list[str] | None = None,
                   host: Zygote | None = None, backend: str | None = None, ignore: tuple = ()) -> RunningCapture:
     """Start the capture process (see run_capture) without waiting for it. With `host` (a
     zygote not started yet), the capture starts it once torch is imported: one start-up
     for both, and the capture's own is no slower."""
+    program = script if isinstance(script, Launch) else Launch.script(script)
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     out = open(log, "wb")
@@ -117,13 +120,13 @@ def start_capture(script: Path, args: list[str], folder: Path, log: Path, eager:
                *(["--backend", backend] if backend is not None else []),
                *[arg for spec in injections for arg in ("--inject", spec)],
                *(["--ignore", ",".join(ignore)] if ignore else []),
-               str(script), str(folder), "--", *args]
+               *program.capture_args(), str(folder.resolve()), "--", *args]
     fds: tuple[int, ...] = ()
     if host is not None:
         command, fds = host.host_command(command)
     try:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=str(script.parent), pass_fds=fds)
+                                cwd=program.cwd, pass_fds=fds)
     finally:
         if host is not None:
             host.hosted_started()

@@ -22,6 +22,7 @@ from typing import Callable, Sequence, TypeVar
 import torch
 
 from minifier.localize.capture_run import Capture, run_capture
+from compiler.launch_form import Launch
 from compiler.oracle import compare
 
 T = TypeVar("T")
@@ -140,7 +141,7 @@ class Rerun:
     """How the subset search runs the user's script again: the same arguments, planted bugs and
     time limit, each run in a folder of its own under `work`."""
 
-    script: Path
+    script: Launch | Path  # how the program is launched (compiler.launch_form), or a script's path
     args: list[str]
     work: Path
     timeout: float

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from compiler.launch_form import Launch
 from minifier.localize.capture_run import Capture, start_capture
 from minifier.program.interaction import EndToEnd, same_failure
 
@@ -39,7 +40,7 @@ def raised_in_dynamo(script: dict) -> bool:
     return script.get("status") == "error" and (script.get("type") or "") in DYNAMO_ERRORS
 
 
-def blame_layer(script: Path, args: list[str], eager: Capture, wanted: EndToEnd, work: Path, timeout: float,
+def blame_layer(script: Launch | Path, args: list[str], eager: Capture, wanted: EndToEnd, work: Path, timeout: float,
                 injections: list[str] = (), atol=None, rtol=None) -> Layer:
     """Run the rungs side by side and return the first (in ladder order) that fails like `wanted`."""
     running = [(backend, start_capture(script, args, work / f"layer_{backend}", work / f"layer_{backend}.log",

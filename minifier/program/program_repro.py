@@ -9,12 +9,14 @@ repro.py needs only torch. It is verified in a fresh interpreter from another fo
 from __future__ import annotations
 
 import ast
+import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from compiler import inject
+from compiler.launch_form import Launch, module_file
 from minifier.program.instrument import RunResult, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
@@ -22,13 +24,16 @@ from minifier.program.source_reduce import Oracle, reduce_program
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections: list[dict], timeout: float,
-                   zygote=None, say: Callable[[str], None] = lambda s: None, specs: list[str] = ()) -> dict:
-    """Reduce `script` at `layer`'s backend; write out/repro.py; the result for report.json.
-    `specs`: bugs planted with --inject, planted by each candidate itself (it runs without minify)."""
+def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, injections: list[dict],
+                   timeout: float, zygote=None, say: Callable[[str], None] = lambda s: None, specs: list[str] = ()
+                   ) -> dict:
+    """Reduce the program (a script's path, or how it is launched) at `layer`'s backend; write
+    out/repro.py; the result for report.json. `specs`: bugs planted with --inject, planted by
+    each candidate itself (it runs without minify)."""
     folder = work / "program"
     folder.mkdir(parents=True, exist_ok=True)
-    tree = instrument(script.read_text(), layer.backend)
+    source, script = program_source(script)
+    tree = instrument(source, layer.backend)
     planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
     tree.body[:0] = ast.parse(planting).body if specs else []
     mode, first = first_failure(tree, folder, script.parent, timeout, zygote)
@@ -47,6 +52,24 @@ def minify_program(script: Path, out: Path, work: Path, layer: Layer, injections
             "lines_before": reduction.lines_before, "lines_after": reduction.lines_after, "runs": reduction.runs,
             "seconds": reduction.seconds, "passes": reduction.passes, "complete": reduction.complete,
             "layer": asdict(layer)}
+
+
+def program_source(program: Launch | Path) -> tuple[str, Path]:
+    """The program's text as a script, and its file. A module's file runs as a script; a test's
+    file gets a call of the test at its end (a test runs only when called), `test_y()` or
+    `TestC().test_y()`; a parametrized test or one with fixtures is called without them."""
+    if isinstance(program, Path) or program.form == "script":
+        path = Path(program if isinstance(program, Path) else program.target)
+        return path.read_text(), path
+    if program.form == "module":
+        path = module_file(program.target, [program.cwd, *sys.path[1:]])
+        if path is None:
+            raise FileNotFoundError(f"no file for the module {program.target}")
+        return path.read_text(), path
+    path = program.test_file
+    names = [n.split("[", 1)[0] for n in program.target.split("::")[1:]]
+    call = "().".join(names) + "()" if names else ""
+    return path.read_text().rstrip("\n") + (f"\n\n\n{call}\n" if call else "\n"), path
 
 
 def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote) -> tuple[str, RunResult | None]:

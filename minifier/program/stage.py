@@ -13,7 +13,7 @@ from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
 from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.report import html as html_report, numerics
 from minifier.report.rows import graph_row, verdict_kind, write_report
-from minifier.workers.launch import Result, UserError
+from minifier.workers.launch import Result, UserError, program_of
 from minifier.workers.session import Session
 
 
@@ -30,14 +30,14 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     if not capture.graphs and what is None:
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     say("no graph fails on its own: checking the whole program against a run with nothing compiled")
-    eager = run_capture(opts.script.resolve(), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
+    eager = run_capture(program_of(opts), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
                         eager=True, injections=opts.injections)
     if what is not None and interaction.script_failure(eager.script) == what:
         raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
                         EXIT_BAD_INPUT)
     e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
     if e2e is not None and e2e.how == "outputs":
-        again = run_capture(opts.script.resolve(), opts.script_args, work / "eager2", work / "eager2.log",
+        again = run_capture(program_of(opts), opts.script_args, work / "eager2", work / "eager2.log",
                             opts.timeout, eager=True, injections=opts.injections)
         random = [g.index for g in capture.graphs if verdict_kind(g) == "nondeterministic"]
         if random or interaction.outputs_differ(again, eager, opts.atol, opts.rtol, e2e.callable):
@@ -63,7 +63,7 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
             return _numerics(session, capture, e2e, report, alone[0])
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     with session.phases.timed("program layers"):
-        layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
+        layer = blame_layer(program_of(opts), opts.script_args, eager, e2e, work / "layers", opts.timeout,
                             opts.injections, opts.atol, opts.rtol)
     if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
         layer = Layer("Dynamo", "eager", layer.runs)
@@ -78,7 +78,7 @@ def _graph_set(session: Session, capture: Capture, eager: Capture, e2e, report: 
     """The fewest graphs that must be compiled for the program to fail (the others eager)."""
     opts = session.opts
     session.ui.step("finding the graphs that must be compiled together")
-    rerun = interaction.Rerun(opts.script.resolve(), opts.script_args, session.work / "subsets", opts.timeout,
+    rerun = interaction.Rerun(program_of(opts), opts.script_args, session.work / "subsets", opts.timeout,
                               opts.injections)
     found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, session.ui.step)
     report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
@@ -102,7 +102,7 @@ def _program_repro(session: Session, capture: Capture, layer: Layer, report: dic
     """Reduce the program itself (minifier.program) and write its verified repro.py."""
     opts = session.opts
     with session.phases.timed("program reduction"):
-        program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
+        program = minify_program(program_of(opts), session.out, session.work, layer, capture.injections,
                                  opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
     report.update(status="program", script=str(opts.script), program=program, phases=session.phases.to_dict(),
                   wall_seconds=round(time.perf_counter() - session.start, 2))

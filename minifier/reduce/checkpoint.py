@@ -47,6 +47,8 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
         t = t.to_dense()
     if t.is_quantized:
         t = t.int_repr()
+    if t._is_zerotensor():  # no storage (its data pointer is null): its values are zeros
+        t = torch.zeros(t.shape, dtype=t.dtype)
     flat = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
     return ctypes.string_at(flat.data_ptr(), flat.numel()) if flat.numel() else b""
 

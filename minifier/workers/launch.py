@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
@@ -30,7 +32,9 @@ class UserError(Exception):
 
 @dataclass
 class Options:
-    script: Path
+    script: Path | None  # the script; a pytest node id (`path/test_x.py::test_y`); None with `module`
+    module: str | None = None  # `minify -m pkg.module`: run as `python -m pkg.module`
+    program: Launch | None = None  # how the program is launched; set by `launch`, which makes `script` its file
     script_args: list[str] = field(default_factory=list)
     out: Path | None = None
     jobs: int = 2
@@ -56,6 +60,35 @@ class Options:
 class Result:
     code: int
     report: dict
+
+
+def resolve_program(opts: Options) -> Launch:
+    """How the program is launched, from `minify SCRIPT`, `minify -m MODULE` or `minify FILE::TEST`,
+    checked; `opts.script` becomes its file (the module's, the test's) for everything that reads one."""
+    cwd = Path.cwd()
+    if opts.module is not None:
+        if opts.script is not None:
+            raise UserError(f"give a script or -m {opts.module}, not both (arguments for the program go after --)")
+        file = module_file(opts.module, [str(cwd), *sys.path[1:]])
+        if file is None:
+            raise UserError(f"no module named {opts.module!r} in {cwd} or on sys.path (minify -m runs it as "
+                            f"python -m {opts.module} would, from the current directory)")
+        program = Launch("module", opts.module, str(cwd))
+    elif opts.script is None:
+        raise UserError("name the failing program: minify SCRIPT, minify -m MODULE, or minify FILE::TEST")
+    elif "::" in str(opts.script):
+        program = node_launch(str(opts.script), cwd)
+        file = program.test_file
+    else:
+        program, file = Launch.script(opts.script, cwd), opts.script
+    check_script(file)
+    opts.script, opts.program = Path(file).resolve(), program
+    return program
+
+
+def program_of(opts: Options) -> Launch:
+    """How the program is launched (after `launch`; a script's path before it)."""
+    return opts.program or Launch.script(opts.script)
 
 
 def check_script(script: Path) -> None:
@@ -102,7 +135,8 @@ def _previous_script(out: Path) -> str | None:
 def output_folder(opts: Options) -> Path:
     """The output folder, created and checked: writable, and not another script's run (unless
     --force). Its work/ is emptied unless --resume."""
-    out = (opts.out or Path("minify-out") / opts.script.stem).resolve()
+    program = program_of(opts)
+    out = (opts.out or Path("minify-out") / program.name).resolve()
     script = opts.script.resolve()
     if out == script.parent:
         raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
@@ -114,15 +148,17 @@ def output_folder(opts: Options) -> Path:
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     previous = _previous_script(out)
-    if previous is not None and (not previous or Path(previous).resolve() != script) and not opts.force:
-        what = f"a run of another script ({previous})" if previous else "files that no minify run wrote"
+    identity = str(script) if program.form == "script" else program.command
+    if previous is not None and (not previous or (previous != identity and Path(previous).resolve() != script)) \
+            and not opts.force:
+        what = f"a run of another program ({previous})" if previous else "files that no minify run wrote"
         raise UserError(f"output folder {out} holds {what}; choose another with -o, or pass --force to use it",
                         EXIT_BAD_INPUT)
     try:
         if not opts.resume:
             shutil.rmtree(out / "work", ignore_errors=True)
         (out / "work").mkdir(exist_ok=True)
-        (out / "work" / RUN_FILE).write_text(json.dumps({"script": str(script)}))
+        (out / "work" / RUN_FILE).write_text(json.dumps({"script": identity, "launch": program.to_dict()}))
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     return out
@@ -145,7 +181,7 @@ class Launched:
 def launch(opts: Options) -> Launched:
     """Check the script, prepare the output folder, start the zygote and the capture."""
     start = time.perf_counter()
-    check_script(opts.script)
+    program = resolve_program(opts)
     out = output_folder(opts)
     work = out / "work"
     try:
@@ -153,6 +189,6 @@ def launch(opts: Options) -> Launched:
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
-    capture = start_capture(opts.script.resolve(), opts.script_args, work / "capture", work / "script.log",
+    capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
                             injections=opts.injections, host=zygote, ignore=opts.ignore)
     return Launched(start, out, work, capture, zygote)

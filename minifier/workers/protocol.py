@@ -32,9 +32,9 @@ class CaseValues:
 
     def get(self, case_dir: str) -> dict:
         if case_dir not in self.cache:
-            import torch
+            from repro.inputs import load_values
 
-            self.cache[case_dir] = torch.load(os.path.join(case_dir, "values.pt"), weights_only=True)
+            self.cache[case_dir] = load_values(os.path.join(case_dir, "values.pt"))
         return self.cache[case_dir]
 
 
