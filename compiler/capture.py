@@ -18,7 +18,6 @@ import functools
 import json
 import os
 import shutil
-import sys
 import traceback
 from pathlib import Path
 

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
 import torch.fx as fx
 
 from compiler.context import graph_modes
@@ -28,7 +27,7 @@ from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.workers.evaluate import Evaluator
-from minifier.workers.launch import Launched, Options, Result, UserError, launch, program_of
+from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
