@@ -21,6 +21,7 @@ from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize import graphs as localize
+from minifier.phases import Phases
 from minifier.localize.capture_run import Capture, GraphRecord, run_capture
 from minifier.localize.graph_values import load_graph, record_values
 from minifier.localize.numerics_hints import verified_hints
@@ -53,6 +54,7 @@ class Session:
     pool: WorkerPool
     verifiers: Any
     budget: Budget
+    phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
 
     @property
     def out(self) -> Path:
@@ -110,6 +112,7 @@ def _run(session: Session) -> Result:
 def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
     capture = session.launched.capture.finish(session.opts.timeout)
+    session.phases.add("capture", capture.seconds)
     session.ui.capture_done(capture)
     return capture
 
@@ -132,10 +135,11 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     """Confirm and reduce the bugs of every failing graph; failing graphs, and random ones (a
     seeded recheck tells whether only the RNG differs)."""
     found = Found()
-    found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture)
+    found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
+                                        session.phases)
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
-                       on_reduced=found.verifications.submit)
+                       on_reduced=found.verifications.submit, phases=session.phases)
     for g in capture.graphs:
         if g.failure or (_verdict(g) == "nondeterministic" and g.replayable):
             _search_graph(session, capture, g, found, search)
@@ -187,7 +191,11 @@ def _localize_while_verifying(session: Session, found: Found) -> tuple[list[dict
     verified in fresh processes (it passes its stage explicitly, so they do not interfere).
     Returns each bug's report row and what localization found (stages, divergent nodes, kernels)."""
     side = ThreadPoolExecutor(1)
-    localizing = side.submit(lambda: [localize.localize_bugs(*args, session.ui.step) for args in found.to_localize])
+    def localize_all() -> list:
+        with session.phases.timed("localization"):
+            return [localize.localize_bugs(*args, session.ui.step) for args in found.to_localize]
+
+    localizing = side.submit(localize_all)
     rows = []
     for bug in found.bugs:
         row = _bug_row(bug)
@@ -224,6 +232,7 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     report["status"] = "reproduced" if all(r.get("verified") is not False for r in rows if "repro" in r) \
         else "repro_failed"
     localize.add_stage_verdicts(report["graphs"], localized)
+    report["phases"] = session.phases.to_dict()
     report.update(localization=[localize.for_json(loc) for loc in localized], html=str(out / "report.html"))
     report["issue"] = str(write_issue(out, report, blame_markdown(report["blame"]) if report.get("blame") else []))
     if session.opts.emit_test:
@@ -349,8 +358,9 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
         if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
             return _numerics(session, capture, e2e, report, alone[0])
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
-    layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
-                        opts.injections, opts.atol, opts.rtol)
+    with session.phases.timed("program layers"):
+        layer = blame_layer(opts.script.resolve(), opts.script_args, eager, e2e, work / "layers", opts.timeout,
+                            opts.injections, opts.atol, opts.rtol)
     if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
         layer = Layer("Dynamo", "eager", layer.runs)
     report["layer"] = layer.to_dict()
@@ -387,9 +397,10 @@ def _numerics(session: Session, capture: Capture, e2e, report: dict, index: int)
 def _program_repro(session: Session, capture: Capture, layer: Layer, report: dict) -> Result:
     """Reduce the program itself (minifier.program) and write its verified repro.py."""
     opts = session.opts
-    program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
-                             opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
-    report.update(status="program", script=str(opts.script), program=program,
+    with session.phases.timed("program reduction"):
+        program = minify_program(opts.script.resolve(), session.out, session.work, layer, capture.injections,
+                                 opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
+    report.update(status="program", script=str(opts.script), program=program, phases=session.phases.to_dict(),
                   wall_seconds=round(time.perf_counter() - session.start, 2))
     if program.get("repro"):
         report["issue"] = str(write_program_issue(session.out, report))

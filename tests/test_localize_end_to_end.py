@@ -33,6 +33,9 @@ def test_neg_tutorial_model_names_the_neg_node_and_its_cpp_kernel(tmp_path):
     passes = report["passes"]  # per reduction pass, by its registered name: runs, compiles, successes
     assert passes["cut_at_divergence"]["successes"] == 1 and all(p["runs"] >= 1 for p in passes.values())
     assert sum(p["compiles"] for p in passes.values()) == report["reduce_compiles"]
+    phases = report["phases"]  # where the time went, in pipeline order (they overlap: no sum check)
+    assert list(phases)[:4] == ["capture", "confirmation", "stage checks", "reduction"] and "localization" in phases
+    assert all(0 < seconds <= report["wall_seconds"] for seconds in phases.values()) and "phases" in proc.stdout
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import torch
 
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
+from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.localize.capture_run import Capture
 from minifier.reduce.bugs import Bug
@@ -41,8 +42,8 @@ class Verifications:
     """The repro folders of one run: the first bug's in the output folder, later ones in bug-k/.
     `verifiers` hands out what runs repro.py (None: no verification)."""
 
-    def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture):
-        self.opts, self.ui, self.launched, self.verifiers = opts, ui, launched, verifiers
+    def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture, phases: Phases):
+        self.opts, self.ui, self.launched, self.verifiers, self.phases = opts, ui, launched, verifiers, phases
         self.capture = capture
         self.executor = ThreadPoolExecutor(1)
         self.rows: dict[int, Future] = {}  # id(bug) -> its report row, once verified
@@ -64,15 +65,21 @@ class Verifications:
         # Blame runs beside the fresh-process verification (each is one process that mostly waits on
         # its own import and compile); its answer is kept only if the repro verifies.
         with ThreadPoolExecutor(1) as side:
-            blamed = side.submit(blame_folder, job.folder, self.ui, self.launched.zygote) if self.opts.blame else None
+            blamed = side.submit(self.timed_blame, job.folder) if self.opts.blame else None
             if self.opts.verify:
                 self.ui.step(f"verifying {repro} in a fresh process")
-                verification = run_repro(repro, prewarmed=job.prewarmed)
+                with self.phases.timed("verification"):
+                    verification = run_repro(repro, prewarmed=job.prewarmed)
                 row.update(verified=verification.reproduced, verify_line=verification.line)
             row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
             if blamed is not None and row.get("verified") is not False:
                 row.update(blamed.result())
         return row
+
+
+    def timed_blame(self, folder: Path) -> dict:
+        with self.phases.timed("blame"):
+            return blame_folder(folder, self.ui, self.launched.zygote)
 
 
 def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:

@@ -13,6 +13,7 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.stages import STAGES
+from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
@@ -84,6 +85,7 @@ class BugSearch:
     resume: bool = False
     known: dict = field(default_factory=dict)
     on_reduced: Callable[[Bug, Evaluator], None] = lambda bug, ev: None
+    phases: Phases = field(default_factory=Phases)  # where the time goes (report's timing table)
 
 
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
@@ -104,12 +106,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             if answer.get("status") != "fail":
                 break
             ev = ev.for_bug("inductor", answer["signature"])
-        bug, ev = confirm(index, current, values, ev, search.tries)
+        with search.phases.timed("confirmation"):
+            bug, ev = confirm(index, current, values, ev, search.tries)
         if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
             break
-        ev = locate(bug, current, values, ev, search.say)
+        with search.phases.timed("stage checks"):
+            ev = locate(bug, current, values, ev, search.say)
         label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
         if bug.key(label) in search.known:
             same = search.known[bug.key(label)]
@@ -120,7 +124,8 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
             masked.add(bug.culprit)
             continue
-        ev = reduce_bug(bug, current, values, ev, search)
+        with search.phases.timed("reduction"):
+            ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)

@@ -73,6 +73,8 @@ def print_summary(report: dict, console: Console) -> None:
                                f"worker restarts {report['worker_restarts']})")
     to_repro = f", verified repro after {report['seconds_to_repro']:.1f} s" if report.get("seconds_to_repro") else ""
     totals.add_row("wall time", f"{report['wall_seconds']:.1f} s (capture {report['capture_seconds']:.1f} s{to_repro})")
+    if report.get("phases"):
+        totals.add_row("phases", phase_line(report["phases"]))
     if report.get("html"):
         totals.add_row("report", report["html"])
     if report.get("issue"):
@@ -81,6 +83,11 @@ def print_summary(report: dict, console: Console) -> None:
         totals.add_row("test", path)
     ok = report["status"] == "reproduced"
     console.print(Panel(totals, title="minify", border_style="green" if ok else "red"))
+
+
+def phase_line(phases: dict) -> str:
+    """Wall seconds per phase; they overlap (verification and blame run beside the search)."""
+    return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()) + " (phases overlap)"
 
 
 def _graphs_table(report: dict) -> Table:
@@ -137,6 +144,8 @@ def _program_panel(report: dict) -> Panel:
     if report.get("issue"):
         table.add_row("issue text", report["issue"])
     table.add_row("wall time", f"{report['wall_seconds']:.1f} s")
+    if report.get("phases"):
+        table.add_row("phases", phase_line(report["phases"]))
     ok = bool(program.get("verified"))
     return Panel(table, title="minify: a failure of the whole program", border_style="green" if ok else "red")
 

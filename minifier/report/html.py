@@ -195,6 +195,7 @@ def _summary(report: dict) -> str:
                   ("Inductor bug", {True: "yes", False: "no: it fails before Inductor"}.get(report.get("inductor_bug"),
                                                                                             "?")),
                   ("failing graph", report.get("failing_graph"))]
+    items += [(f"time: {name}", f"{seconds:.1f} s") for name, seconds in (report.get("phases") or {}).items()]
     return "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in items) + "</table>"
 
 
