@@ -11,7 +11,13 @@ CORPUS = ROOT / "corpus"
 
 
 def manifest() -> list[dict]:
+    """The planted failing cases (corpus/manifest.json); every one ends in a verified repro."""
     return json.loads((CORPUS / "manifest.json").read_text())
+
+
+def programs_manifest() -> list[dict]:
+    """The foreign programs (corpus/programs/manifest.json): kind `none`, nothing fails, exit 3."""
+    return json.loads((CORPUS / "programs" / "manifest.json").read_text())
 
 
 def run_minify(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 
 from compiler.inject import parse_spec
-from minifier.bench import select, sitecustomize_source
+from minifier.bench import score, select, sitecustomize_source, summary
 
 
 def test_default_subset_is_cpu_and_explicit_choices_win():
@@ -22,6 +22,39 @@ def test_default_subset_is_cpu_and_explicit_choices_win():
     assert [c["name"] for c in select(cases, None, "b", "cpu", False)] == ["b"]
     with pytest.raises(SystemExit):
         select(cases, "nope", None, "cpu", False)
+
+
+def test_a_foreign_program_is_right_only_on_exit_3_saying_nothing_failed(tmp_path):
+    case = {"name": "p", "script": "programs/p.py", "kind": "none", "expect_exit": 3, "graphs": 2, "device": "cpu"}
+    (tmp_path / "report.json").write_text(json.dumps(
+        {"status": "nothing_failed", "graphs": [{"index": 0, "part": "forward"}, {"index": 1, "part": "backward"},
+                                                {"index": 2, "part": "forward"}], "compiles": 2}))
+    said = "Nothing failed: 3 compiled graph(s) matched eager."
+    right = score(case, 3, 9.0, tmp_path, said)
+    assert right.correct and right.graph_ok and right.expected == "nothing fails" and right.verified is None
+    assert not score(case, 0, 9.0, tmp_path, said).correct  # any other exit is wrong
+    assert not score(case, 1, 9.0, tmp_path, "minify failed").correct
+    assert not score(case, 3, 9.0, tmp_path, "").correct  # exit 3 without saying so
+    wrong = score(case, 3, 9.0, tmp_path, said + "\nTraceback (most recent call last):\n")
+    assert not wrong.correct and "Traceback" in wrong.note
+    assert not score({**case, "graphs": 3}, 3, 9.0, tmp_path, said).correct  # Dynamo graphs miscounted
+    assert not score(case, None, 9.0, tmp_path, "").correct  # timed out
+    totals = summary([right, wrong])
+    assert (totals["correct"], totals["scored"], totals["programs"], totals["programs_correct"]) == (1, 2, 2, 1)
+    assert totals["verified"] == 0 and totals["at_min_ops"] == 0  # the repro columns leave them out
+
+
+def test_the_table_shows_a_foreign_program_with_its_expected_answer(tmp_path):
+    from rich.console import Console
+
+    from minifier.bench.table import print_table
+
+    case = {"name": "some_program", "script": "programs/p.py", "kind": "none", "graphs": 1, "device": "cpu"}
+    (tmp_path / "report.json").write_text(json.dumps({"status": "nothing_failed", "graph_count": 1}))
+    console = Console(width=250, record=True, file=open(os.devnull, "w"))
+    print_table([score(case, 3, 9.0, tmp_path, "Nothing failed: 1 compiled graph(s) matched eager.")], console, False)
+    text = console.export_text()
+    assert "some_program" in text and "nothing fails (exit 3)" in text and "exit 3, nothing failed" in text
 
 
 def test_sitecustomize_plants_the_case_bug_in_every_new_process(tmp_path):

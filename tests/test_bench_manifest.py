@@ -1,11 +1,15 @@
 """The corpus manifest is well formed, names real scripts, and covers what the bench needs.
 
 Whether each case really fails as its entry says is checked by running the cases:
-`PYTHONPATH=. python corpus/check_manifest.py` (one process, all CPU cases, ~10 min)."""
+`PYTHONPATH=. python corpus/check_manifest.py` (one process, all CPU cases, ~10 min).
+
+The foreign programs (corpus/programs/manifest.json, kind `none`) are held to their own, shorter
+entry: no bug is planted in them, so they have no failing graph, stage, culprit or op count; the
+bench reads both files, so their names must not clash."""
 import ast
 import re
 
-from conftest import CORPUS, manifest
+from conftest import CORPUS, manifest, programs_manifest
 
 from compiler.inject import parse_spec
 
@@ -14,6 +18,9 @@ FIELDS = {"name": str, "script": str, "kind": str, "graphs": int, "graph_index":
           "description": str}
 KINDS = {"compile_error", "crash", "runtime_error", "accuracy"}
 STAGES = {"inductor", "aot_eager_decomp_partition", "aot_eager", "eager"}
+PROGRAM_FIELDS = {"name": str, "script": str, "kind": str, "expect_exit": int, "graphs": int, "device": str,
+                  "tags": list, "description": str}
+FAILING_ONLY = {"graph_index", "stage", "culprit_ops", "min_ops", "fx_nodes"}
 
 
 def test_every_entry_is_complete_and_consistent():
@@ -21,6 +28,7 @@ def test_every_entry_is_complete_and_consistent():
     assert isinstance(cases, list) and len(cases) >= 40
     assert len({c["name"] for c in cases}) == len(cases)
     for c in cases:
+        assert c["kind"] != "none", f"{c['name']}: a program with nothing failing belongs in programs/manifest.json"
         for name, kind in FIELDS.items():
             assert isinstance(c.get(name), kind), (c.get("name"), name)
         assert c["script"] == c["name"] + ".py", c["name"]
@@ -67,3 +75,34 @@ def test_corpus_covers_kinds_paths_and_program_shapes():
     assert any(c["fx_nodes"] >= 200 for c in cases) and all(c["fx_nodes"] <= 300 for c in cases)
     default = [c for c in cases if "default" in c["tags"]]
     assert len(default) >= 10 and all(c["device"] == "cpu" and "backward" not in c["tags"] for c in default)
+
+
+def test_every_foreign_program_entry_expects_nothing_failed():
+    from minifier.exit_codes import EXIT_NOTHING_FAILED
+
+    programs = programs_manifest()
+    assert len(programs) >= 10 and len({c["name"] for c in programs}) == len(programs)
+    assert not {c["name"] for c in programs} & {c["name"] for c in manifest()}  # one bench, one namespace
+    for c in programs:
+        for name, kind in PROGRAM_FIELDS.items():
+            assert isinstance(c.get(name), kind), (c.get("name"), name)
+        assert c["script"] == f"programs/{c['name']}.py" and c["kind"] == "none", c["name"]
+        assert c["expect_exit"] == EXIT_NOTHING_FAILED and c["graphs"] >= 1 and c["device"] == "cpu", c["name"]
+        assert not FAILING_ONLY & set(c), (c["name"], FAILING_ONLY & set(c))
+        assert "foreign" in c["tags"], c["name"]
+
+
+def test_every_foreign_program_exists_has_main_and_plants_nothing():
+    for c in programs_manifest():
+        source = (CORPUS / c["script"]).read_text()
+        tree = ast.parse(source)
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), c["name"]
+        assert "torch.compile" in source or ".compile(" in source, c["name"]
+        assert not re.search(r"\bplant\(|inject_bug\(|compiler\.inject|TESTING_ONLY", source), c["name"]
+
+
+def test_the_bench_reads_both_manifests():
+    from minifier.bench import load_manifest
+
+    names = [c["name"] for c in load_manifest()]
+    assert names == [c["name"] for c in manifest()] + [c["name"] for c in programs_manifest()]
