@@ -5,6 +5,7 @@ import argparse
 import errno
 import os
 import sys
+import warnings
 from pathlib import Path
 
 USAGE = """minify SCRIPT [options] [-- script args]
@@ -221,6 +222,8 @@ def _write_error(exc: OSError) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # minify never uses numpy: torch's warning that it is missing says nothing to the user here
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     if argv and argv[0] in SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
     script_args: list[str] = []
