@@ -12,6 +12,7 @@ import hashlib
 import linecache
 import math
 import re
+import threading
 
 import torch
 import torch.fx as fx
@@ -223,20 +224,33 @@ FACTORIES = ("arange", "ones", "zeros", "full", "empty", "eye", "linspace", "log
              "ones_like", "full_like", "empty_like", "rand_like", "randn_like")
 
 
+# FX tracing patches torch (its factories, OpOverload.__call__, nn.Module.__call__) for the whole
+# process while it runs. Traces take this lock, and so does in-process torch work on another
+# thread (writing a repro while the search goes on), or a torch.load there builds proxies.
+TRACING = threading.RLock()
+
+
 class _FactoryTracer(fx.Tracer):
     """Also keeps aten ops called on constants alone as calls: AOTAutograd's graphs build
     constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward)."""
 
     def trace(self, root, concrete_args=None):
+        with TRACING:
+            return self._trace(root, concrete_args)
+
+    def _trace(self, root, concrete_args=None):
         originals = {name: getattr(torch, name) for name in FACTORIES if hasattr(torch, name)}
+        here = threading.get_ident()  # the patches are process-wide: only this thread's calls are traced
 
         def as_call(fn):
-            return lambda *args, **kwargs: self.create_proxy("call_function", fn, args, kwargs)
+            return lambda *args, **kwargs: self.create_proxy("call_function", fn, args, kwargs) \
+                if threading.get_ident() == here else fn(*args, **kwargs)
 
         op_call = OpOverload.__call__
 
         def call_op(op, *args, **kwargs):
-            if any(isinstance(a, fx.Proxy) for a in pytree.tree_leaves((args, kwargs))):
+            if threading.get_ident() != here or any(isinstance(a, fx.Proxy)
+                                                    for a in pytree.tree_leaves((args, kwargs))):
                 return op_call(op, *args, **kwargs)
             return self.create_proxy("call_function", op, args, kwargs)
 

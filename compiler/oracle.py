@@ -485,10 +485,13 @@ def op_name(node) -> str:
 def _graph(model):
     import torch.fx as fx
 
+    from compiler.graph_code import TRACING
+
     if isinstance(model, fx.GraphModule):
         return model.graph
     try:
-        return fx.symbolic_trace(model).graph  # only read: constants frozen by tracing do not matter
+        with TRACING:  # see compiler.graph_code.TRACING
+            return fx.symbolic_trace(model).graph  # only read: constants frozen by tracing do not matter
     except Exception:  # not traceable: float outputs are judged by tolerance alone
         return None
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
+from compiler.graph_code import TRACING
 from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.localize.capture_run import Capture
@@ -60,7 +61,8 @@ class Verifications:
 
     def write_and_verify(self, job: ReproJob) -> dict:
         """Write the repro of `job.bug` and verify it; its report row."""
-        repro, row = write_repro_folder(job, self.opts, self.capture)
+        with TRACING:  # in-process torch work beside the search's FX tracing (compiler.graph_code.TRACING)
+            repro, row = write_repro_folder(job, self.opts, self.capture)
         # Blame runs beside the fresh-process verification (each is one process that mostly waits on
         # its own import and compile); its answer is kept only if the repro verifies.
         with ThreadPoolExecutor(1) as side:
