@@ -4,7 +4,7 @@ What it holds, in order: a two- or three-line header (what fails, where it came 
 versions), the imports, the Inductor config the script changed and any planted bug (inline),
 the minimized graph as a function `f` (shapes and dtypes in comments), `make_inputs` (inline
 literals, or one tensor file beside it loaded with `weights_only=True`), and a main block that
-runs eager and compiled and makes the check of the oracle's rung that fired (compiler/oracle.py):
+runs eager and compiled and makes the check of the oracle's rung that fired (compiler/ladder.py):
 `torch.isclose` with the tolerances used (and compiled's RMSE against an fp64 run, which must
 exceed eager's, unless --strict), `torch.equal`, a NaN/Inf pattern, a signbit comparison, a
 stride comparison, bits. Compile errors and runtime errors: does compiling and running raise.
@@ -28,7 +28,8 @@ import torch.fx as fx
 from compiler.config_snapshot import config_lines
 from compiler.graph_code import forward_source, placeholders
 from compiler.inject import injection_source
-from compiler.oracle import DEFAULT_TOLERANCE, TOLERANCES, exact_outputs, run
+from compiler.ladder import DEFAULT_TOLERANCE, TOLERANCES
+from compiler.oracle import exact_outputs, run
 from compiler.rungs import RUNG_WORDS
 from compiler.signature import rung_of
 from compiler.stages import CompileSpec
