@@ -29,6 +29,7 @@ An output that passes every rung but still differs from eager (within tolerance,
 fp64 as eager, a NaN of another sign) says how in its metrics (`numerics`).
 """
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -40,6 +41,18 @@ TOLERANCES = {
     torch.bfloat16: (1e-2, 1e-2, 3.0),
 }
 DEFAULT_TOLERANCE = (1e-4, 1e-4, 2.0)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a run's outputs are judged, the same for every output: `atol`/`rtol` (None: by dtype,
+    TOLERANCES); `strict`: by the tolerances alone (no fp64 leniency, no noise explanation);
+    `ignore`: rungs not to check (`signed_zero`, `layout`); `bitwise`: the last rung too."""
+    atol: float | None = None
+    rtol: float | None = None
+    strict: bool = False
+    ignore: tuple = ()
+    bitwise: bool = False
 
 
 def _rmse(a, b):
@@ -106,13 +119,11 @@ def _fail(m, rung, why):
     return m
 
 
-def compare_tensor(name, expected, actual, reference, atol=None, rtol=None, strict=False, exact=False,
-                   ignore=(), aliases=None, bitwise=False):
+def compare_tensor(name, expected, actual, reference, judging: Judging = Judging(), exact=False, aliases=None):
     """Metrics for one output and whether it passes; `rung` names the first rung it fails.
-    `expected` is eager's value; `strict` judges by the tolerances alone (no fp64 leniency, no
-    noise explanation); `bitwise` adds the last rung; `exact`: eager computes this output exactly
-    (a value-selecting op); `aliases`: (the input eager's output is a view of, compiled's), and
-    the layout rung is checked only with them."""
+    `expected` is eager's value; `judging`: tolerances, strict, ignored rungs, bitwise (Judging);
+    `exact`: eager computes this output exactly (a value-selecting op); `aliases`: (the input
+    eager's output is a view of, compiled's), and the layout rung is checked only with them."""
     m = {"output": name, "dtype": str(expected.dtype).replace("torch.", ""), "shape": list(expected.shape)}
     if actual.shape != expected.shape or actual.dtype != expected.dtype or actual.device != expected.device:
         return _fail(m, "meta", f"shape/dtype/device {list(actual.shape)}/{actual.dtype}/{actual.device} != eager's "
@@ -122,15 +133,14 @@ def compare_tensor(name, expected, actual, reference, atol=None, rtol=None, stri
     if r is not None and r.device != e.device:
         r = r.to(e.device)
     floating = e.is_floating_point() or e.is_complex()
-    failed = _judge_floats(m, e, a, r, atol, rtol, strict, exact, ignore) if floating \
-        else _judge_integers(m, e, a, r, strict)
+    failed = _judge_floats(m, e, a, r, judging, exact) if floating else _judge_integers(m, e, a, r, judging.strict)
     if failed is not None:
         return failed
-    if aliases is not None and "layout" not in ignore:
+    if aliases is not None and "layout" not in judging.ignore:
         why = _layout_difference(e, a, *aliases)
         if why:
             return _fail(m, "layout", why)
-    if bitwise and floating and e.numel():
+    if judging.bitwise and floating and e.numel():
         ev, av = (torch.view_as_real(e), torch.view_as_real(a)) if e.is_complex() else (e, a)
         same = ((ev == av) & (ev.signbit() == av.signbit())) | (ev.isnan() & av.isnan())
         if not bool(same.all()):
@@ -153,9 +163,11 @@ def _judge_integers(m, e, a, r, strict):
                               f"(first {_first(diff, e, a)})")
 
 
-def _judge_floats(m, e, a, r, atol, rtol, strict, exact, ignore):
+def _judge_floats(m, e, a, r, judging: Judging, exact):
     d_atol, d_rtol, multiplier = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
-    atol, rtol = (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
+    atol = d_atol if judging.atol is None else judging.atol
+    rtol = d_rtol if judging.rtol is None else judging.rtol
+    strict = judging.strict
     wide = torch.complex128 if e.is_complex() else torch.float64
     e64, a64 = e.to(wide), a.to(wide)
     n = e.numel()
@@ -203,7 +215,7 @@ def _judge_floats(m, e, a, r, atol, rtol, strict, exact, ignore):
         if bool(unequal.any()):  # rung exact
             return _fail(m, "exact", f"{int(unequal.sum())} of {n} elements differ from eager, which is exact here "
                                      f"(a value-selecting op; first {_first(unequal, e, a)})")
-        if "signed_zero" not in ignore:
+        if "signed_zero" not in judging.ignore:
             signs = (e64 == 0) & (a64 == 0) & (e.signbit() != a.signbit())
             if bool(signs.any()):
                 return _fail(m, "signed_zero", f"the sign of zero differs at {int(signs.sum())} of {n} elements "

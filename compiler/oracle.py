@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from compiler.ladder import compare_tensor
+from compiler.ladder import Judging, compare_tensor
 from compiler.rungs import RUNG_WORDS, RUNGS
 from compiler.signature import exception_signature, ladder_signature
 
@@ -122,11 +122,11 @@ def _same_bits(a, b):
 
 
 
-def compare(expected, actual, reference=None, atol=None, rtol=None, strict=False, ignore=(), exact=(),
-            aliases=None, bitwise=False):
-    """Per-leaf metrics for all outputs; `ok` only if every leaf passes. `exact`: paths of
-    outputs eager computes exactly; `aliases`: ({path: input} of eager, of compiled), without
-    which layout is not compared; `bitwise`: the last rung too."""
+def compare(expected, actual, reference=None, judging: Judging = Judging(), exact=(), aliases=None):
+    """Per-leaf metrics for all outputs; `ok` only if every leaf passes. `judging`: tolerances,
+    strict, ignored rungs, bitwise (compiler.ladder.Judging); `exact`: paths of outputs eager
+    computes exactly; `aliases`: ({path: input} of eager, of compiled), without which layout is
+    not compared."""
     exp, act = flatten(expected), flatten(actual)
     ref = flatten(reference) if reference is not None else [(p, None) for p, _ in exp]
     if [p for p, _ in exp] != [p for p, _ in act]:
@@ -134,10 +134,9 @@ def compare(expected, actual, reference=None, atol=None, rtol=None, strict=False
     metrics = []
     for (name, e), (_, a), (_, r) in zip(exp, act, ref):
         if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
-            metrics.append(compare_tensor(name, e, a, r if isinstance(r, torch.Tensor) else None, atol, rtol, strict,
-                                          name in exact, ignore,
-                                          None if aliases is None else (aliases[0].get(name), aliases[1].get(name)),
-                                          bitwise))
+            metrics.append(compare_tensor(name, e, a, r if isinstance(r, torch.Tensor) else None, judging,
+                                          name in exact,
+                                          None if aliases is None else (aliases[0].get(name), aliases[1].get(name))))
         elif isinstance(e, float) and isinstance(a, (int, float)):
             ok = math.isclose(e, a, rel_tol=1e-4, abs_tol=1e-5) or (math.isnan(e) and math.isnan(a))
             metrics.append({"output": name, "ok": ok, **({} if ok else {"rung": "values", "why": f"{a} != eager's {e}"})})
@@ -191,8 +190,9 @@ def check(model, inputs, compiled, stage="inductor", atol=None, rtol=None, stric
         kind, sig, msg = exception_signature(exc, stage)
         return Outcome("fail", kind, sig, msg, reference=ref_name, rung="exception")
     reference = _matching(reference, eager.value)
-    _, metrics = compare(eager.value, actual.value, reference, atol, rtol, strict, ignore,
-                         exact_outputs(model, eager.value), (eager.aliases, actual.aliases), bitwise=strict)
+    judging = Judging(atol, rtol, strict, ignore, bitwise=strict)
+    _, metrics = compare(eager.value, actual.value, reference, judging, exact_outputs(model, eager.value),
+                         (eager.aliases, actual.aliases))
     return outcome_of(metrics, stage, ref_name)
 
 
