@@ -20,9 +20,10 @@ from minifier.reduce.bugs import Bug
 from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
+from repro.info import ReproInfo
 from repro.manifest import ReproFolderError
 from repro.verify import run_repro
-from repro.writer import ReproInfo, write_repro
+from repro.writer import write_repro
 
 
 @dataclass
