@@ -176,12 +176,33 @@ def accuracy_check(info: ReproInfo, facts: Facts, device: str, function: bool) -
     if info.context.get("deterministic"):
         out.add("torch.use_deterministic_algorithms(True)")
     tensors = [i for i, v in enumerate(facts.outputs) if isinstance(v, torch.Tensor)]
-    n_out = len(facts.outputs)
     checked = facts.exact if rung in ("exact", "signed_zero") and facts.exact else tensors
     small = all(facts.outputs[i].numel() <= SMALL for i in checked) if facts.outputs else True
     reference = rung == "values" and not info.strict and \
         any(facts.outputs[i].is_floating_point() for i in checked if isinstance(facts.outputs[i], torch.Tensor))
     keep_inputs = bool(facts.mutated) or (rung == "layout" and (facts.aliased or "view of input" in info.message))
+    _run_lines(out, info, facts, device, keep_inputs, reference)
+    label = _loop_lines(out, facts, checked, reference)
+
+    def report(message: str) -> None:
+        text = f'{label} ({{e.dtype}}): {message}'
+        if function:
+            out.add(f'    return f"{text}"')
+        else:
+            out.add(f'    print(f"REPRODUCED: {text}")', "    raise SystemExit(1)")
+
+    _rung_check(out, rung, info, facts, small, report)
+    out.depth -= 1
+    if function:
+        out.add("return None")
+    else:
+        out.add('print("NOT REPRODUCED: compiled matches eager")')
+    return out.lines, not small and "{where(bad, e, a)}" in out.text()
+
+
+def _run_lines(out: Lines, info: ReproInfo, facts: Facts, device: str, keep_inputs: bool, reference: bool) -> None:
+    """The runs: eager into `expected`, compiled into `actual` (outputs, then the inputs they
+    write to), and with `reference` the graph in float64 into `reference`; in the run context."""
     with_ = modes(info, device)
     if with_:
         out.add(f"with {with_}:")
@@ -213,33 +234,23 @@ def accuracy_check(info: ReproInfo, facts: Facts, device: str, function: bool) -
         out.add(*seed, f"reference = {call}  # the same graph in float64")
     if with_:
         out.depth -= 1
+
+
+def _loop_lines(out: Lines, facts: Facts, checked: list, reference: bool) -> str:
+    """The loop over the checked outputs (and written inputs), binding `e`, `a` (and `r`) in
+    its body, one level deeper; returns how the verdict line names the output."""
+    n_out = len(facts.outputs)
     pairs = [(i, f"out[{i}]") for i in checked] + [(n_out + k, f"input[{k}]") for k in facts.mutated]
     if not facts.outputs or (checked == list(range(n_out)) and not facts.mutated):
         zipped = "zip(expected, actual, reference)" if reference else "zip(expected, actual)"
         out.add(f"for i, ({'e, a, r' if reference else 'e, a'}) in enumerate({zipped}):")
         out.depth += 1
-        label = "out[{i}]"
-    else:
-        out.add(f"for i, name in {tuple(pairs)!r}:")
-        out.depth += 1
-        out.add("e, a" + (", r" if reference else "") + " = expected[i], actual[i]" +
-                (", reference[i]" if reference else ""))
-        label = "{name}"
-
-    def report(message: str) -> None:
-        text = f'{label} ({{e.dtype}}): {message}'
-        if function:
-            out.add(f'    return f"{text}"')
-        else:
-            out.add(f'    print(f"REPRODUCED: {text}")', "    raise SystemExit(1)")
-
-    _rung_check(out, rung, info, facts, small, report)
-    out.depth -= 1
-    if function:
-        out.add("return None")
-    else:
-        out.add('print("NOT REPRODUCED: compiled matches eager")')
-    return out.lines, not small and "{where(bad, e, a)}" in out.text()
+        return "out[{i}]"
+    out.add(f"for i, name in {tuple(pairs)!r}:")
+    out.depth += 1
+    out.add("e, a" + (", r" if reference else "") + " = expected[i], actual[i]" +
+            (", reference[i]" if reference else ""))
+    return "{name}"
 
 
 def raising_check(info: ReproInfo, device: str, function: bool) -> list[str]:
