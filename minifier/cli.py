@@ -210,25 +210,46 @@ def _write_error(exc: OSError) -> str:
     return f"cannot write{where}: {exc.strerror or exc}"
 
 
+def _subcommand(argv: list[str]) -> int:
+    """`minify fuzz ...`, `minify replay ...` and the others: their own module's main."""
+    import importlib
+
+    try:
+        module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        return module.main(comma_lists(argv[1:], COMMA_LISTS.get(argv[0], {})))
+    except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
+        if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
+            raise
+        extra = "minify[fuzz]" if argv[0] == "fuzz" else "minify"
+        print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install '{extra}' "
+              f"or pip install {exc.name}")
+        return 2
+    except Exception as exc:  # one line; the traceback in a log of its own
+        from rich.console import Console
+
+        return _internal_error(Console(), None, exc)
+
+
+def _failed(console, launched, log: RunLog | None, exc: Exception) -> int:
+    """The exit code and line of a run that raised: a write the output folder refused (full,
+    read-only, not ours) is its fault; anything else is an internal error."""
+    from minifier.exit_codes import EXIT_CANNOT_WRITE
+
+    if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
+        console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
+                      f"No space left on device" + _where(_save_traceback(None, exc)),
+                      highlight=False, soft_wrap=True)
+        return EXIT_CANNOT_WRITE
+    if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+        console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
+        return EXIT_CANNOT_WRITE
+    return _internal_error(console, log, exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        import importlib
-
-        try:
-            module = importlib.import_module(SUBCOMMANDS[argv[0]])
-            return module.main(comma_lists(argv[1:], COMMA_LISTS.get(argv[0], {})))
-        except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
-            if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
-                raise
-            extra = "minify[fuzz]" if argv[0] == "fuzz" else "minify"
-            print(f"minify {argv[0]}: needs the Python package {exc.name!r}: pip install '{extra}' "
-                  f"or pip install {exc.name}")
-            return 2
-        except Exception as exc:  # one line; the traceback in a log of its own
-            from rich.console import Console
-
-            return _internal_error(Console(), None, exc)
+        return _subcommand(argv)
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -244,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
         return 2
-    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
+    from minifier.exit_codes import EXIT_INTERRUPTED
     from minifier.workers.launch import Options, UserError, launch
 
     opts = Options(script=ns.script, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
@@ -279,15 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
-            console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
-                          f"No space left on device" + _where(_save_traceback(None, exc)),
-                          highlight=False, soft_wrap=True)
-            return EXIT_CANNOT_WRITE
-        if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
-            console.print(f"[bold red]minify:[/bold red] {_write_error(exc)}", highlight=False, soft_wrap=True)
-            return EXIT_CANNOT_WRITE
-        return _internal_error(console, log, exc)
+        return _failed(console, launched, log, exc)
     print_summary(result.report, console)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
