@@ -1,4 +1,4 @@
-"""The rungs of the oracle's ladder (compiler/oracle.py), by name; no torch here, so the command
+"""The rungs of the oracle's ladder (compiler/ladder.py), by name; no torch here, so the command
 line can check `--ignore` before the capture starts."""
 
 RUNGS = ("exception", "meta", "nan_inf", "values", "exact", "signed_zero", "layout", "bitwise")

@@ -129,11 +129,19 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
             lines.append(f"{names[j]} = {base}.as_strided({tuple(t.shape)}, {tuple(t.stride())}, "
                          f"{t.storage_offset()}){_grad(t)}" + (f"  # {'; '.join(notes)}" if notes else ""))
             done.add(j)
+    return _make_inputs_source(lines, saved, names, len(values), inputs_file, device)
+
+
+def _make_inputs_source(lines: list[str], saved: list, names: list[str], count: int, inputs_file: str,
+                        device: str) -> InputsPlan:
+    """`def make_inputs(device)` around the statements that build the `count` inputs: the whole
+    file loaded and returned when every input is saved, in order; a single literal returned as
+    it is built; else the statements and a list of the names."""
     head = [f"def make_inputs(device={device!r}):"]
     if saved:
         head.append(f"    saved = torch.load(INPUTS, map_location=device, weights_only=True)  # {inputs_file}")
-    if saved and len(saved) == len(values) and all(line.startswith(f"{names[i]} = saved[{i}]  # ")
-                                                    for i, line in enumerate(lines)):  # all of them, in order
+    if saved and len(saved) == count and all(line.startswith(f"{names[i]} = saved[{i}]  # ")
+                                              for i, line in enumerate(lines)):  # all of them, in order
         shown = ", ".join(f"{names[i]} {line.split('  # ', 1)[1]}" for i, line in enumerate(lines))
         return InputsPlan("\n".join([head[0], f"    # {inputs_file}: {shown}",
                                       "    return torch.load(INPUTS, map_location=device, weights_only=True)"]) + "\n",

@@ -13,7 +13,6 @@ yields the crash or hang outcome the repro would have shown.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import queue
@@ -36,13 +35,6 @@ class LoadedRepro:
     oracle: object  # repro/runner.py: run_check
     manifest: dict
     defaults: dict  # Inductor config before repro.py changed it
-
-
-def load_module(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def load_repro(folder: Path) -> LoadedRepro:

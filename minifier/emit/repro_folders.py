@@ -21,9 +21,10 @@ from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
 from repro.inputs import load_values
+from repro.info import ReproInfo
 from repro.manifest import ReproFolderError
 from repro.verify import run_repro
-from repro.writer import ReproInfo, write_repro
+from repro.writer import write_repro
 
 
 @dataclass

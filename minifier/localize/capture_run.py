@@ -74,7 +74,28 @@ def run_capture(script: Launch | Path, args: list[str], folder: Path, log: Path,
     with the bugs named by `injections` (spec strings) planted before it starts. With `only`,
     compile just the graphs with those keys and record nothing (a subset run); with `backend`,
     compile everything with that backend and record nothing (a program-level stage run)."""
-    return start_capture(script, args, folder, log, eager, injections, only, backend=backend).finish(timeout)
+    options = CaptureOptions(eager=eager, injections=injections, only=only, backend=backend)
+    return start_capture(script, args, folder, log, options).finish(timeout)
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    """How the capture runs the script (see run_capture): `eager` compiles nothing; `injections`
+    (spec strings) are planted first; `only`: compile just the graphs with these keys; `backend`:
+    compile everything with it; `ignore`: rungs of the ladder the capture's checks skip."""
+    eager: bool = False
+    injections: list[str] = ()
+    only: list[str] | None = None
+    backend: str | None = None
+    ignore: tuple = ()
+
+    def flags(self) -> list[str]:
+        """compiler.capture's options for these (they go before its positionals)."""
+        return [*(["--eager"] if self.eager else []),
+                *(["--only", ",".join(self.only)] if self.only is not None else []),
+                *(["--backend", self.backend] if self.backend is not None else []),
+                *[arg for spec in self.injections for arg in ("--inject", spec)],
+                *(["--ignore", ",".join(self.ignore)] if self.ignore else [])]
 
 
 @dataclass
@@ -103,9 +124,8 @@ class RunningCapture:
         self.log.close()
 
 
-def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Path, eager: bool = False,
-                  injections: list[str] = (), only: list[str] | None = None,
-                  host: Zygote | None = None, backend: str | None = None, ignore: tuple = ()) -> RunningCapture:
+def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Path,
+                  options: CaptureOptions = CaptureOptions(), host: Zygote | None = None) -> RunningCapture:
     """Start the capture process (see run_capture) without waiting for it. With `host` (a
     zygote not started yet), the capture starts it once torch is imported: one start-up
     for both, and the capture's own is no slower."""
@@ -114,13 +134,8 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
     start = time.perf_counter()
     out = open(log, "wb")
     # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
-    command = [*module_command("compiler.capture"),
-               *(["--eager"] if eager else []),
-               *(["--only", ",".join(only)] if only is not None else []),
-               *(["--backend", backend] if backend is not None else []),
-               *[arg for spec in injections for arg in ("--inject", spec)],
-               *(["--ignore", ",".join(ignore)] if ignore else []),
-               *program.capture_args(), str(folder.resolve()), "--", *args]
+    command = [*module_command("compiler.capture"), *options.flags(), *program.capture_args(), str(folder.resolve()),
+               "--", *args]
     fds: tuple[int, ...] = ()
     if host is not None:
         command, fds = host.host_command(command)

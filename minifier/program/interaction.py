@@ -23,6 +23,7 @@ import torch
 
 from minifier.localize.capture_run import Capture, run_capture
 from compiler.launch_form import Launch
+from compiler.ladder import Judging
 from compiler.oracle import compare
 
 T = TypeVar("T")
@@ -69,7 +70,7 @@ def outputs_differ(run: Capture, eager: Capture, atol=None, rtol=None, only: int
         expected, actual = _load(eager.calls_dir, number), _load(run.calls_dir, number)
         if actual is None:
             continue  # never called in this run: a script failure says more
-        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, atol, rtol, strict=True)
+        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, Judging(atol, rtol, strict=True))
         if not ok:
             names = sorted(expected)
             for m in metrics:  # out[i] of the compared tuple -> the leaf's path in the real output

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from compiler.launch_form import Launch
-from minifier.localize.capture_run import Capture, start_capture
+from minifier.localize.capture_run import Capture, CaptureOptions, start_capture
 from minifier.program.interaction import EndToEnd, same_failure
 
 LADDER = (("eager", "Dynamo"), ("aot_eager", "AOTAutograd"),
@@ -44,7 +44,7 @@ def blame_layer(script: Launch | Path, args: list[str], eager: Capture, wanted: 
                 injections: list[str] = (), atol=None, rtol=None) -> Layer:
     """Run the rungs side by side and return the first (in ladder order) that fails like `wanted`."""
     running = [(backend, start_capture(script, args, work / f"layer_{backend}", work / f"layer_{backend}.log",
-                                       injections=injections, backend=backend))
+                                       CaptureOptions(injections=injections, backend=backend)))
                for backend, _ in LADDER]
     runs = []
     for backend, proc in running:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
-from minifier.localize.capture_run import RunningCapture, start_capture
+from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 
 
@@ -190,5 +190,5 @@ def launch(opts: Options) -> Launched:
         raise _cannot_write(out, exc) from None
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
-                            injections=opts.injections, host=zygote, ignore=opts.ignore)
+                            CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
     return Launched(start, out, work, capture, zygote)

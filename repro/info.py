@@ -1,0 +1,26 @@
+"""What a repro is of: the failure the oracle saw, how the graph was compiled and run, how it was
+judged, where it came from. repro/writer.py writes repro.py from it, repro/checks.py its check."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.stages import CompileSpec
+
+
+@dataclass
+class ReproInfo:
+    signature: str
+    kind: str
+    stage: str
+    message: str
+    spec: CompileSpec
+    injections: list  # compiler.inject specs (anything injection_source accepts)
+    source: str  # where the graph came from, for the header
+    atol: float | None = None
+    rtol: float | None = None
+    strict: bool = False  # the oracle judged floats by the tolerances alone, and bit for bit
+    seed: int | None = None  # the oracle re-seeded every run from this (graphs that draw random numbers)
+    context: dict = field(default_factory=dict)  # inference_mode, autocast {"dtype": ...}, deterministic
+    script: str = ""  # the user's script, for names of generated tests and the issue text
+    graph: int | None = None  # index of the failing graph in the script
+    ignore: tuple = ()  # rungs of the ladder the user turned off
