@@ -261,10 +261,9 @@ def raising_check(info: ReproInfo, device: str, function: bool) -> list[str]:
     with_ = modes(info, device)
     out.add("try:")
     out.depth += 1
-    if with_:
-        out.add(f"with {with_}:", f"    {compile_call(info)}(*make_inputs())")
-    else:
-        out.add(f"{compile_call(info)}(*make_inputs())")
+    # CUDA reports a device-side assert at the next synchronization, not at the launch
+    run = [f"{compile_call(info)}(*make_inputs())"] + (["torch.cuda.synchronize()"] if device != "cpu" else [])
+    out.add(*([f"with {with_}:"] + [f"    {line}" for line in run] if with_ else run))
     out.depth -= 1
     out.add("except Exception as error:  # compiling or running the compiled code raises")
     out.add("    inner = getattr(error, 'inner_exception', None) or error.__cause__ or error  # what Dynamo wraps",
