@@ -56,17 +56,19 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
     """The failure shows only in the whole program: name the layer of torch.compile it belongs
     to, then reduce the set of graphs that fail together, or else the program itself."""
     opts, work, say = session.opts, session.work, session.ui.step
-    numeric = [g for g in capture.graphs if numerics.is_numerics(g.record.get("verdict") or {})]
-    if numeric:  # a graph passed the ladder while differing from eager: is it all the program needs?
-        alone = [numeric[0].index] if len(capture.graphs) == 1 else _graph_set(session, capture, eager, e2e, report)
-        if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
-            return _numerics(session, capture, e2e, report, alone[0])
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     with session.phases.timed("program layers"):
         layer = blame_layer(program_of(opts), opts.script_args, eager, e2e, work / "layers", opts.timeout,
                             opts.injections, opts.atol, opts.rtol)
     if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
         layer = Layer("Dynamo", "eager", layer.runs)
+    # Numerics can only come from code other than eager's: not when Dynamo or AOTAutograd alone
+    # (backends eager, aot_eager: eager's own kernels) already show the failure.
+    numeric = [g for g in capture.graphs if numerics.is_numerics(g.record.get("verdict") or {})]
+    if numeric and layer.backend in (None, "aot_eager_decomp_partition"):
+        alone = [numeric[0].index] if len(capture.graphs) == 1 else _graph_set(session, capture, eager, e2e, report)
+        if len(alone) == 1 and alone[0] in {g.index for g in numeric}:
+            return _numerics(session, capture, e2e, report, alone[0])
     report["layer"] = layer.to_dict()
     say(f"the failure belongs to {layer.name}" + (f" (it shows with backend={layer.backend})" if layer.backend else ""))
     if layer.backend is None and len(capture.graphs) >= 2 and "interaction" not in report:
