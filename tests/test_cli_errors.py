@@ -82,7 +82,7 @@ CASES = [
     Case("disk full", COMPILES, EXIT_CANNOT_WRITE, ("cannot write", "No space left on device"), prepare="full"),
     Case("disk fills during the run", "import torch\nf = torch.compile(lambda x: x * 2)\nf(torch.ones(2 ** 18))\n",
          EXIT_CANNOT_WRITE, ("cannot write to the output folder", "No space left on device"), prepare="small"),
-    Case("another script's run", COMPILES, EXIT_BAD_INPUT, ("holds a run of another script", "--force"),
+    Case("another script's run", COMPILES, EXIT_BAD_INPUT, ("holds a run of another program", "--force"),
          prepare="other run"),
     Case("another script's run, --force", "import torch\n", EXIT_NOTHING_FAILED,
          ("never called a torch.compile'd function",), args=["--force"], prepare="other run"),

@@ -17,7 +17,7 @@ NOISY = textwrap.dedent("""\
         ui.step("our own progress line")
         import torch
         logging.getLogger("torch._subclasses.fake_tensor").error("fake tensor raised TypeError")
-        warnings.warn("Failed to initialize NumPy", UserWarning)
+        warnings.warn("TensorFloat32 tensor cores are available but not enabled", UserWarning)
         os.write(2, b"[W1124 12:00:00] a C++ warning\\n")
         raise RuntimeError("something minify did not expect")
 
@@ -37,13 +37,13 @@ def test_noise_goes_to_the_log_and_an_error_is_one_line(tmp_path, project_env):
     log = out / "work" / "minify.log"
     assert proc.returncode == 1, console
     assert "Traceback" not in console
-    for noise in ("fake tensor raised", "NumPy", "C++ warning", "UserWarning"):
+    for noise in ("fake tensor raised", "TensorFloat32", "C++ warning", "UserWarning"):
         assert noise not in console
     assert "our own progress line" in proc.stderr
     assert proc.stdout.strip() == (f"minify: internal error: RuntimeError: something minify did not expect "
                                    f"(traceback in {log})")
     text = log.read_text()
-    for expected in ("fake tensor raised TypeError", "Failed to initialize NumPy", "a C++ warning",
+    for expected in ("fake tensor raised TypeError", "TensorFloat32 tensor cores", "a C++ warning",
                      "Traceback", "RuntimeError: something minify did not expect"):
         assert expected in text, text
     assert script.read_text().startswith("import torch")
