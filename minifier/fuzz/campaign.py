@@ -8,6 +8,7 @@ minified by the pipeline) is minifier.fuzz.cases; the command line is minifier.f
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,14 +33,21 @@ class FuzzOptions:
     injections: list[str] = field(default_factory=list)
     masks: list[str] = field(default_factory=list)
     out: Path = Path("minify-out/fuzz")
-    max_steps: int = 3
-    allow_nonfinite: bool = False
+    max_steps: int = 4
+    allow_nonfinite: bool = True  # NaN and +-Inf among the drawn values
+    database: Path | None = None  # hypothesis's example database (a folder); None: no saving
+    replay: bool = False  # only replay the failures saved in `database`
     shrink_compiles: int = 30  # new programs checked while shrinking one failure
     shrink_time: float = 120.0
     example_timeout: float = 120.0
     reduce: bool = True
     quiet: bool = False
 
+
+
+class TimeUp(BaseException):
+    """Raised inside the hypothesis test once the campaign's time is spent. A BaseException,
+    so hypothesis does not take it for a failure to shrink: it ends the round at once."""
 
 
 class FuzzFailure(Exception):
@@ -59,6 +67,15 @@ def to_device(t: torch.Tensor, device: str) -> torch.Tensor:
     elements = t.untyped_storage().nbytes() // t.element_size()
     flat = torch.as_strided(t, (elements,), (1,), 0).to(device)
     return flat.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+def database_digest(opts: FuzzOptions) -> bytes:
+    """Campaigns drawing from the same ops, dtypes, values and plants share database entries."""
+    import hashlib
+
+    drawn = (sorted(opts.ops or []), sorted(opts.dtypes or []), opts.max_steps, opts.allow_nonfinite,
+             sorted(opts.injections), opts.device)
+    return hashlib.sha256(repr(drawn).encode()).digest()
 
 
 # --------------------------------------------------------------------------- checking
@@ -86,6 +103,8 @@ class Runner:
         if key not in self.cache:
             self.cache[key] = self._check(program, key)
             self.statuses[self.cache[key]["status"]] += 1
+            if self.cache[key].get("kind") == "numerics":  # passed, but differs as rounding does
+                self.statuses["numerics"] += 1
         return self.cache[key]
 
     def _check(self, program: Program, key: str) -> dict:
@@ -95,9 +114,13 @@ class Runner:
         case.mkdir(parents=True, exist_ok=True)
         torch.save({n: to_device(t, self.opts.device) for n, t in program.inputs.items()}, case / "values.pt")
         (case / "program.py").write_text(program.function_source())
+        spec = CompileSpec(dynamic=True if program.dynamic else None)
         job = Job(source=program.module_source(), inputs=tuple(program.inputs), case_dir=str(case),
-                  spec=CompileSpec().to_dict(), stage="inductor", injections=tuple(self.injections))
-        return self.pool.run(job.to_dict())
+                  spec=spec.to_dict(), stage="inductor", injections=tuple(self.injections))
+        answer = self.pool.run(job.to_dict())
+        verdict = {k: answer.get(k) for k in ("status", "kind", "signature", "rung", "message")}
+        (case / "outcome.json").write_text(json.dumps(verdict, default=str))
+        return answer
 
     def close(self) -> None:
         self.pool.close()
@@ -127,15 +150,20 @@ class Campaign:
         return (self.runner.compiles - compiles >= self.opts.shrink_compiles
                 or time.monotonic() - start > self.opts.shrink_time)
 
+    def progress(self) -> str:
+        left = f", {max(0.0, self.deadline - time.monotonic()) / 60:.1f} min left" if self.deadline else ""
+        numerics = self.runner.statuses.get("numerics", 0)
+        return (f"{self.generated} examples, {self.runner.compiles} compiles, {len(self.failures)} finding(s), "
+                f"{numerics} numerics-only{left}")
+
     def check(self, program: Program) -> None:
         """The hypothesis test body: raise FuzzFailure for a failure not masked."""
         if self.shrinking_since is None:
             if self.time_up():
-                return  # past the budget: let hypothesis run out without compiling
+                raise TimeUp
             self.generated += 1
             if self.generated % 25 == 0:
-                self.say(f"{self.generated} examples, {self.runner.compiles} compiles, "
-                         f"{len(self.failures)} distinct failure(s)")
+                self.say(self.progress())
         elif program.key() not in self.runner.cache and self.shrink_spent():
             return  # shrinking budget spent: keep the smallest failure found so far
         outcome = self.runner.outcome(program)
@@ -150,23 +178,40 @@ class Campaign:
             self.shrinking_since = (time.monotonic(), self.runner.compiles)
         raise FuzzFailure(failure)
 
+    def database(self):
+        """Hypothesis's example database: the folder asked for (shared by runs, by pytest
+        targets and HypoFuzz), read-only when replaying so that replays delete nothing."""
+        from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
+
+        if self.opts.database is None:
+            return None
+        db = DirectoryBasedExampleDatabase(str(self.opts.database))
+        return ReadOnlyDatabase(db) if self.opts.replay else db
+
     def round(self, number: int) -> Failure | None:
-        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
         remaining = self.opts.max_examples - self.generated
-        config = settings(max_examples=remaining, database=None, deadline=None, derandomize=False,
-                          suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                          phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet, print_blob=False)
+        phases = (Phase.reuse, Phase.shrink) if self.opts.replay else (Phase.generate, Phase.shrink)
+        config = settings(max_examples=max(1, remaining), database=self.database(), deadline=None,
+                          derandomize=False, suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                          phases=phases, verbosity=Verbosity.quiet, print_blob=False)
 
         def fuzz_program(program):
             self.check(program)
 
-        test = seed(self.opts.seed + number)(config(given(program=self.strategy)(fuzz_program)))
+        # The database key: this function's digest plus what the programs are drawn from. The
+        # seed is set on the test as @seed sets it, without @seed's turning the database off.
+        fuzz_program._hypothesis_internal_add_digest = database_digest(self.opts)
+        test = config(given(program=self.strategy)(fuzz_program))
+        test._hypothesis_internal_use_seed = self.opts.seed + number
         self.shrinking_since = None
         try:
             test()
         except FuzzFailure as exc:
             return exc.failure
+        except TimeUp:
+            return None
         return None
 
     def shortest_prefix(self, failure: Failure) -> Failure:
@@ -187,11 +232,34 @@ class Campaign:
             shorter.suspects = [shorter.program.steps[-1].op]
         return shorter
 
+    def drop_steps(self, failure: Failure) -> Failure:
+        """Each step the failure does not need, taken out (its output fed in as an input), from
+        the first: hypothesis cannot drop a step whose output a later one reads. What is left
+        of an exception's program names the ops to blame."""
+        index = 0
+        while index < len(failure.program.steps) and len(failure.program.steps) > 1:
+            try:
+                candidate = failure.program.without_step(index, failure.program.eager_values())
+            except Exception:  # a step eager cannot run on its own: keep it
+                index += 1
+                continue
+            if candidate.steps and self.same_failure(candidate, failure):
+                failure = classify(self.runner.outcome(candidate), candidate, failure.example)
+            else:
+                index += 1
+        return failure
+
     def same_failure(self, program: Program, failure: Failure) -> bool:
         outcome = self.runner.outcome(program)
         return outcome.get("status") == "fail" and outcome.get("signature") == failure.signature
 
     def run(self) -> list[Failure]:
+        """Rounds until the budget is spent; the failures, most costly for a user first."""
+        self._rounds()
+        self.failures.sort(key=lambda f: f.rank)
+        return self.failures
+
+    def _rounds(self) -> None:
         from hypothesis.errors import HypothesisException
 
         for number in itertools.count():
@@ -205,11 +273,13 @@ class Campaign:
                 break
             if failure is None:
                 break
-            failure = self.shortest_prefix(failure)
+            failure = self.drop_steps(self.shortest_prefix(failure))
             self.failures.append(failure)
             self.masks.known.append(failure)
-            self.say(f"failure {len(self.failures)}: {failure.key} (ops {', '.join(failure.program.ops())})")
+            self.say(f"finding {len(self.failures)}: {failure.key} (ops {', '.join(failure.program.ops())}; "
+                     f"{failure.dtype}); {self.progress()}")
         if self.time_up():
             self.stopped = "max-time"
-        return self.failures
+        elif self.opts.replay:
+            self.stopped = "replayed"
 

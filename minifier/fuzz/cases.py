@@ -27,7 +27,7 @@ import torch
 
 def main():
     inputs = torch.load(Path(__file__).with_name({inputs_file!r}), weights_only=True)
-    return torch.compile(program)(*inputs)
+    return torch.compile(program{compile_args})(*inputs)
 
 
 if __name__ == "__main__":
@@ -51,24 +51,30 @@ def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> 
     script.write_text(CASE_TEMPLATE.format(
         seed=opts.seed, example=failure.example, key=failure.key, message=failure.message.replace('"""', "'''"),
         inputs="; ".join(program.describe_inputs()), plant=plant, function=program.function_source(),
-        inputs_file=f"{name}.pt"))
+        inputs_file=f"{name}.pt", compile_args=", dynamic=True" if program.dynamic else ""))
     return script
 
 
-def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool) -> dict:
+def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool, console=None) -> dict:
     """Run the normal minify pipeline on a case script; the row fuzz.json keeps."""
     from minifier.pipeline import Options, UserError, run
     from minifier.report.console import ConsoleUI
 
     try:
-        result = run(Options(script=script, out=out, emit_test=tests), ConsoleUI(quiet=quiet))
+        result = run(Options(script=script, out=out, emit_test=tests), ConsoleUI(console, quiet=quiet))
     except UserError as exc:
         return {"exit": exc.code, "error": str(exc), "verified": False}
     report = result.report
     return {"exit": result.code, "repro": report.get("repro"), "verified": report.get("verified", False),
             "reduced_ops": report.get("ops"), "stage": report.get("stage"),
             "repro_signature": (report.get("failure") or {}).get("signature"), "tests": report.get("tests", []),
+            "blame": blamed_part(report.get("blame")),
             "error": None if result.code == 0 else report.get("status")}
+
+
+def blamed_part(findings: list[dict] | None) -> str:
+    """The compiler part the blame search named (its first two findings), or ""."""
+    return "; ".join(f"{f['what']}: {f['finding']}" for f in (findings or [])[:2])
 
 
 def mark_duplicates(rows: list[dict]) -> None:

@@ -6,7 +6,9 @@ its failures (minifier.fuzz.cases), fuzz.json and the summary table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -14,17 +16,22 @@ from pathlib import Path
 
 import torch
 
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED, EXIT_OK
+from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED,
+                                 EXIT_OK)
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
 from minifier.fuzz.cases import case_name, mark_duplicates, reduce_failure, write_case
-from minifier.fuzz.failures import Failure, Masks
+from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
-                   [--device D] [--inject SPEC] [--mask SIG_OR_OP] [-o OUT]
+                   [--device D] [--inject SPEC] [--mask SIG_OR_OP] [--finite-only] [--db DIR] [--replay]
+                   [-o OUT]
 
 Draw small programs of Inductor-lowered ops, compare compiled with eager, shrink each
 distinct failure with hypothesis and minify it into a verified repro. Exit status: 0 nothing
-failed, 1 failures found (all reproduced), 4 a failure did not reproduce, 2 bad input."""
+failed, 1 failures found (all reproduced), 4 a failure did not reproduce, 2 bad input.
+
+  minify fuzz --max-time 1800                 a 30-minute campaign on the installed compiler
+  minify fuzz --replay                        check the failures saved by earlier campaigns"""
 
 
 
@@ -32,7 +39,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minify fuzz", usage=USAGE)
     p.add_argument("--ops", nargs="+", metavar="OP", help="ops to draw from (OpInfo names; default: all lowered)")
     p.add_argument("--dtypes", nargs="+", metavar="DT", help="dtypes to draw (e.g. float32 int64; default: all)")
-    p.add_argument("--max-examples", type=int, default=200, help="programs to draw in all (default 200)")
+    p.add_argument("--max-examples", type=int,
+                   help="programs to draw in all (default 200, or no limit with --max-time)")
     p.add_argument("--max-time", type=float, help="stop drawing after this many seconds")
     p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
     p.add_argument("--device", default="cpu", help="device of the inputs (default cpu)")
@@ -40,8 +48,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mask", action="append", default=[], metavar="SIG_OR_OP",
                    help="do not report a known failure: an op, a signature prefix or a key from fuzz.json")
     p.add_argument("-o", "--out", type=Path, default=Path("minify-out/fuzz"), help="output folder")
-    p.add_argument("--max-steps", type=int, default=3, help="ops per program at most (default 3)")
-    p.add_argument("--allow-nonfinite", action="store_true", help="also draw NaN/Inf/-0.0 input values")
+    p.add_argument("--max-steps", type=int, default=4, help="ops per program at most (default 4)")
+    p.add_argument("--finite-only", action="store_true", help="draw no NaN/Inf input values (edges such as "
+                   "-0.0, denormals and integer min/max are still drawn)")
+    p.add_argument("--allow-nonfinite", action="store_true", help=argparse.SUPPRESS)  # the default now
+    p.add_argument("--db", type=Path, metavar="DIR", help="hypothesis example database to save findings in and "
+                   "replay from (default OUT/examples-db; share one folder between campaigns, pytest-xdist "
+                   "and HypoFuzz)")
+    p.add_argument("--replay", action="store_true", help="only replay the failures saved in the database")
     p.add_argument("--no-reduce", action="store_true", help="only find and shrink; do not run the reducer")
     p.add_argument("--list-ops", action="store_true", help="print the ops that can be drawn and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -49,10 +63,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def options(ns: argparse.Namespace) -> FuzzOptions:
-    return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=ns.max_examples, max_time=ns.max_time,
+    max_examples = ns.max_examples or (10**9 if ns.max_time else 200)
+    return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=max_examples, max_time=ns.max_time,
                        seed=ns.seed, device=ns.device, injections=ns.inject, masks=ns.mask, out=ns.out,
-                       max_steps=max(1, ns.max_steps), allow_nonfinite=ns.allow_nonfinite, reduce=not ns.no_reduce,
-                       quiet=ns.quiet)
+                       max_steps=max(1, ns.max_steps), allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
+                       quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay)
 
 
 def validate(opts: FuzzOptions) -> str | None:
@@ -85,7 +100,7 @@ def fuzz(opts: FuzzOptions, console) -> dict:
         if not opts.quiet:
             console.print(f"[dim]{time.perf_counter() - start:7.1f}s[/dim] {escape(text)}", highlight=False)
 
-    say("starting the worker")
+    say(f"starting the worker; what torch and its libraries print goes to {out / 'fuzz.log'}")
     runner = Runner(opts, work)
     campaign = Campaign(opts, runner, Masks.parse(opts.masks), say)
     try:
@@ -97,7 +112,8 @@ def fuzz(opts: FuzzOptions, console) -> dict:
     result = {"seed": opts.seed, "ops": opts.ops, "dtypes": opts.dtypes, "device": opts.device,
               "injections": opts.injections, "masks": opts.masks, "examples": campaign.generated,
               "compiles": runner.compiles, "outcomes": dict(runner.statuses), "masked": campaign.masked,
-              "stopped": campaign.stopped, "campaign_seconds": round(campaign_seconds, 1), "failures": rows}
+              "stopped": campaign.stopped, "campaign_seconds": round(campaign_seconds, 1), "out": str(out),
+              "database": str(opts.database) if opts.database else None, "failures": rows}
     write_json(out, result)
     for number, (failure, row) in enumerate(zip(failures, rows), 1):
         name = case_name(number, failure)
@@ -105,18 +121,46 @@ def fuzz(opts: FuzzOptions, console) -> dict:
         row["case"] = str(script)
         if opts.reduce:
             say(f"reducing failure {number} ({failure.key}) from {script}")
-            row.update(reduce_failure(script, out / f"bug-{number}", out / "tests", opts.quiet))
+            row.update(reduce_failure(script, out / f"bug-{number}", out / "tests", opts.quiet, console))
         write_json(out, result)
     mark_duplicates(rows)
     result["seconds"] = round(time.perf_counter() - start, 1)
     write_json(out, result)
+    write_findings_html(out, result)
     return result
+
+
+@contextlib.contextmanager
+def diverted_output(log: Path):
+    """File descriptors 1 and 2 go to `log` while the campaign runs: what C++ libraries print
+    (MKL's LAPACK errors on NaN input, torch's C++ warnings), Python warnings and worker logs.
+    Yields text files on the real standard output and error, for minify's own display."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    real = [os.fdopen(os.dup(f), "w", buffering=1, encoding="utf-8", errors="replace") for f in saved]
+    try:
+        yield real
+    finally:
+        for f in real:
+            f.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for target, f in zip((1, 2), saved):
+            os.dup2(f, target)
+            os.close(f)
 
 
 def failure_row(number: int, failure: Failure) -> dict:
     return {"number": number, "key": failure.key, "signature": failure.signature, "kind": failure.kind,
+            "rank": failure.rank, "cost": RANKS[failure.rank], "rung": failure.rung, "dtype": failure.dtype,
             "message": failure.message, "suspects": failure.suspects, "ops": failure.program.ops(),
-            "example": failure.example, "program": failure.program.function_source(),
+            "example": failure.example, "dynamic": failure.program.dynamic,
+            "program": failure.program.function_source(),
             "inputs": failure.program.describe_inputs()}
 
 
@@ -133,27 +177,58 @@ def exit_code(result: dict) -> int:
     return EXIT_FOUND
 
 
+FINDING_COLUMNS = ("#", "cost", "op", "dtype", "rung", "blamed", "repro", "verified")
+
+
+def finding_cells(row: dict) -> tuple[str, ...]:
+    """One finding as the table's cells (console and HTML)."""
+    verified = row.get("verified")
+    mark = "-" if verified is None else "yes" if verified else "no"
+    if row.get("duplicate_of"):
+        mark += f" (same bug as #{row['duplicate_of']})"
+    ops = ", ".join(row.get("reduced_ops") or row["suspects"])
+    return (str(row["number"]), row.get("cost", ""), ops, row.get("dtype", ""), row.get("rung") or row["kind"],
+            row.get("blame") or "", row.get("repro") or row.get("error") or row.get("case", ""), mark)
+
+
 def print_summary(result: dict, console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title="minify fuzz")
-    for column in ("#", "failure", "shrunk ops", "reduced ops", "repro", "verified"):
+    table = Table(title="minify fuzz: findings, most costly first")
+    for column in FINDING_COLUMNS:
         table.add_column(column, overflow="fold")
     for row in result["failures"]:
-        verified = row.get("verified")
-        mark = "-" if verified is None else "[green]yes[/green]" if verified else "[red]no[/red]"
-        if row.get("duplicate_of"):
-            mark += f" (same bug as #{row['duplicate_of']})"
-        cells = (row["key"], ", ".join(row["ops"]), ", ".join(row.get("reduced_ops") or []),
-                 row.get("repro") or row.get("error") or row.get("case", ""))
-        table.add_row(str(row["number"]), *map(escape, cells), mark)
+        cells = finding_cells(row)
+        color = "green" if row.get("verified") else "red" if row.get("verified") is False else "white"
+        table.add_row(*map(escape, cells[:-1]), f"[{color}]{escape(cells[-1])}[/{color}]")
     console.print(table)
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result["outcomes"].items()))
     console.print(f"examples {result['examples']} ({result['compiles']} compiled: {outcomes or 'none'}; "
                   f"masked {result['masked']}), stopped by {result['stopped']}, "
                   f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; "
-                  f"distinct failures {len(result['failures'])}", highlight=False)
+                  f"distinct findings {len(result['failures'])}; {result['out']}/fuzz.html", highlight=False)
+
+
+def write_findings_html(out: Path, result: dict) -> None:
+    """OUT/fuzz.html: the findings table, each with its program and message."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(c)}</th>" for c in FINDING_COLUMNS)
+    body = []
+    for row in result["failures"]:
+        cells = "".join(f"<td>{escape(c)}</td>" for c in finding_cells(row))
+        body.append(f"<tr>{cells}</tr><tr><td></td><td colspan={len(FINDING_COLUMNS) - 1}>"
+                    f"<pre>{escape(row['message'])}\n\n{escape(row['program'])}</pre></td></tr>")
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result["outcomes"].items()))
+    legend = "; ".join(f"<b>{escape(RANKS[r])}</b>: {escape(RANK_WORDS[r])}" for r in sorted(RANKS))
+    (out / "fuzz.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>minify fuzz</title><style>body{font-family:sans-serif}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}table{border-collapse:collapse}</style>"
+        f"<h1>minify fuzz: {len(result['failures'])} finding(s)</h1><p>examples {result['examples']}, "
+        f"{result['compiles']} compiled ({escape(outcomes)}), stopped by {escape(str(result['stopped']))}, "
+        f"{result.get('seconds', '')} s; seed {result['seed']}</p><p>cost, most costly first: {legend}</p>"
+        f"<table><tr>{head}</tr>{''.join(body)}</table>")
 
 
 def list_ops(console) -> None:
@@ -176,12 +251,20 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         console.print(f"[bold red]minify fuzz:[/bold red] {problem}", highlight=False)
         return EXIT_BAD_INPUT
+    work = opts.out.resolve() / "work"
     try:
-        result = fuzz(opts, Console(stderr=True))
-    except KeyboardInterrupt:
-        console.print("[bold red]minify fuzz:[/bold red] interrupted")
-        return EXIT_INTERRUPTED
-    print_summary(result, console)
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        console.print(f"[bold red]minify fuzz:[/bold red] cannot write to {work}: {exc.strerror}", highlight=False)
+        return EXIT_CANNOT_WRITE
+    with diverted_output(work.parent / "fuzz.log") as (stdout, stderr):
+        console = Console(file=stdout, force_terminal=console.is_terminal, width=console.width)
+        try:
+            result = fuzz(opts, Console(file=stderr, force_terminal=console.is_terminal, width=console.width))
+        except KeyboardInterrupt:
+            console.print("[bold red]minify fuzz:[/bold red] interrupted")
+            return EXIT_INTERRUPTED
+        print_summary(result, console)
     return exit_code(result)
 
 

@@ -2,7 +2,9 @@
 renders to (a function for people, a `Repro` module for the workers). Imports only torch."""
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -36,6 +38,7 @@ class Program:
 
     inputs: dict[str, torch.Tensor]
     steps: list[Step]
+    dynamic: bool = False  # compiled with dynamic=True (symbolic sizes)
 
     def ops(self) -> list[str]:
         return [s.op for s in self.steps]
@@ -57,7 +60,35 @@ class Program:
         """The first `count` steps, with only the inputs they read."""
         kept = self.steps[:count]
         used = {r.name for step in kept for r in refs([step.args, step.kwargs])}
-        return Program({n: t for n, t in self.inputs.items() if n in used}, list(kept))
+        return Program({n: t for n, t in self.inputs.items() if n in used}, list(kept), self.dynamic)
+
+    def eager_values(self) -> dict:
+        """Every input's and step's value, computed eagerly (no grad)."""
+        values: dict = dict(self.inputs)
+        with torch.no_grad():
+            for step in self.steps:
+                fn = functools.reduce(getattr, step.call.split(".")[1:], torch)
+                values[step.output] = fn(*resolve(step.args, values), **resolve(step.kwargs, values))
+        return values
+
+    def without_step(self, index: int, values: dict) -> "Program":
+        """The program less step `index`: a later step that read its output reads a new input
+        holding that output's value (from `values`, see eager_values)."""
+        gone = Ref(self.steps[index].output)
+        name = next(f"x{i}" for i in itertools.count(len(self.inputs)) if f"x{i}" not in self.inputs)
+
+        def swap(v):
+            if isinstance(v, (list, tuple)):
+                return type(v)(swap(x) for x in v)
+            if isinstance(v, dict):
+                return {k: swap(x) for k, x in v.items()}
+            return Ref(name) if v == gone else v
+
+        steps = [Step(s.op, s.call, swap(s.args), swap(s.kwargs), s.output) for j, s in enumerate(self.steps)
+                 if j != index]
+        used = {r.name for step in steps for r in refs([step.args, step.kwargs])}
+        inputs = {n: t for n, t in {**self.inputs, name: values[gone.name]}.items() if n in used}
+        return Program(inputs, steps, self.dynamic)
 
     def input_list(self) -> list[torch.Tensor]:
         return list(self.inputs.values())
@@ -67,15 +98,27 @@ class Program:
 
     def key(self) -> str:
         """Same source and same inputs (values, strides, offsets) give the same key."""
-        h = hashlib.sha256(self.module_source().encode())
+        h = hashlib.sha256(self.module_source().encode() + (b"dynamic" if self.dynamic else b""))
         for t in self.inputs.values():
             h.update(repr((t.dtype, tuple(t.shape), t.stride(), t.storage_offset())).encode())
             h.update(bytes(t.untyped_storage()))
         return h.hexdigest()[:16]
 
     def __repr__(self) -> str:
-        return "\n".join(["Program:", *[f"  # {d}" for d in self.describe_inputs()],
+        return "\n".join(["Program:" + (" (dynamic=True)" if self.dynamic else ""),
+                          *[f"  # {d}" for d in self.describe_inputs()],
                           *[f"  {line}" for line in self.function_source().splitlines()]])
+
+
+def resolve(value, values: dict):
+    """`value` with every Ref replaced by its value."""
+    if isinstance(value, Ref):
+        return values[value.name]
+    if isinstance(value, (list, tuple)):
+        return type(value)(resolve(v, values) for v in value)
+    if isinstance(value, dict):
+        return {k: resolve(v, values) for k, v in value.items()}
+    return value
 
 
 def refs(value) -> list[Ref]:

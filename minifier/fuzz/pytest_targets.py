@@ -36,7 +36,7 @@ def check_program(program: Program, injections: Iterable = (), device: str = "cp
     model = module_from_source(program.module_source())
     inputs = [to_device(t, device) for t in program.input_list()]
     specs = [parse_spec(i) if isinstance(i, str) else i for i in injections]
-    spec = CompileSpec()
+    spec = CompileSpec(dynamic=True if program.dynamic else None)
     with injected(*specs), fresh_compile_state(spec):
         return check(model, inputs, compile_for_stage(model, "inductor", spec), stage="inductor",
                      atol=atol, rtol=rtol)

@@ -1,12 +1,14 @@
 """Hypothesis strategies for small programs of one to a few aten ops, for fuzzing Inductor.
 
-`programs(ops=..., dtypes=...)` draws a `Program`: a few steps, each an op from PyTorch's
-OpInfo database (`op_db`) called on drawn tensors (shapes with 0- and 1-size dims and
-broadcasting, dtypes, transposed/sliced/offset/channels_last/expanded layouts, values kept
-out of NaN/Inf domains unless asked) or on the output of an earlier step, so several ops
-land in one compiled graph and Inductor gets to fuse them. Every step is run eagerly while
-it is drawn: a draw that eager rejects, or that yields NaN/Inf, is thrown away at once
-instead of costing a compile.
+`programs(ops=..., dtypes=...)` draws a `Program`: one to four steps, each an op from PyTorch's
+OpInfo database (`op_db`) called on drawn tensors (shapes with 0- and 1-size dims, lengths
+around the vector widths and broadcasting; dtypes that promote when mixed;
+transposed/sliced/offset/channels_last/expanded layouts; values at the edges of their dtype:
+signed zeros, denormals, integer min/max, ties, and NaN/Inf when `allow_nonfinite`) or on the
+output of an earlier step, so several ops land in one compiled graph and Inductor gets to fuse
+and vectorize them. Every step is run eagerly while it is drawn: a draw that eager rejects
+(or, unless `allow_nonfinite`, that yields NaN/Inf) is thrown away at once instead of costing
+a compile.
 
 What OpInfo knows is used rather than re-stated: which ops exist and what they call, their
 supported dtypes, unary domains (`log` wants x > 0), binary rhs rules (`div` excludes zero),
@@ -19,6 +21,7 @@ import only torch, hypothesis and each other, so users' own tests can import the
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -28,7 +31,7 @@ from hypothesis import strategies as st
 
 from minifier.fuzz.drawn_program import Program, Ref, Step
 from minifier.fuzz.op_catalog import DEFAULT_DTYPES, OpEntry, catalog, op_samples, parse_dtypes, resolve_ops
-from minifier.fuzz.tensor_strategies import VALUE_LAYOUTS, broadcast_shapes, restride, tensors
+from minifier.fuzz.tensor_strategies import VALUE_LAYOUTS, broadcast_shapes, restride, sprinkle, tensors
 
 SCALARS = {"float": (2.0, -1.0, 0.5, 3, -2, 0.0, 1e-3, 100.0), "int": (2, -1, 3, 0, -2, 7), "bool": (True, False)}
 NO_KEEPDIM = {"count_nonzero"}
@@ -182,16 +185,19 @@ def pointwise_step(draw, entry: OpEntry, b: Builder, dtypes: list, allow_nonfini
 
 def sampled_step(draw, entry: OpEntry, b: Builder, dtypes: list, allow_nonfinite: bool) -> None:
     """Any other op: one of OpInfo's own samples (valid shapes, indices and arguments), with
-    each of its tensors given a drawn memory layout (values unchanged)."""
+    each of its tensors given a drawn memory layout and, now and then, float values moved to
+    the edges of their dtype (indices and other integer arguments unchanged)."""
     dtype = draw(st.sampled_from(dtypes))
     samples = op_samples(entry.name, dtype)
     if not samples:
         reject()
     sample = samples[draw(st.integers(0, len(samples) - 1))]
+    edges = ("as sampled", "extremes") + (("special",) if allow_nonfinite else ())
 
     def lift(value):
         if isinstance(value, torch.Tensor):
-            return b.add_input(restride(value.detach().clone(), draw(st.sampled_from(VALUE_LAYOUTS))))
+            values = sprinkle(value.detach().clone(), draw(st.sampled_from(edges)), draw(st.integers(0, 2**16 - 1)))
+            return b.add_input(restride(values, draw(st.sampled_from(VALUE_LAYOUTS))))
         if isinstance(value, (list, tuple)):
             return type(value)(lift(v) for v in value)
         return value
@@ -215,7 +221,7 @@ def steps(draw, entry: OpEntry, b: Builder, dtypes: tuple = DEFAULT_DTYPES, allo
     return b
 
 
-def programs(ops=None, dtypes=None, max_steps: int = 3, allow_nonfinite: bool = False,
+def programs(ops=None, dtypes=None, max_steps: int = 4, allow_nonfinite: bool = False,
              device_type: str = "cpu") -> st.SearchStrategy[Program]:
     """Programs of 1..max_steps op calls drawn from `ops` (names, default: every op in
     `catalog()`), on tensors of `dtypes` (names or torch dtypes, default DEFAULT_DTYPES).
@@ -227,14 +233,34 @@ def programs(ops=None, dtypes=None, max_steps: int = 3, allow_nonfinite: bool = 
     return _programs(tuple(e.name for e in entries), allowed, max_steps, allow_nonfinite, device_type)
 
 
+FAMILIES = ("unary", "binary", "reduction", "pointwise", "sampled")
+
+
+def _by_family(names: tuple) -> list[list]:
+    """The ops grouped by family, each group listed once per square root of its size: a family
+    is drawn by that weight, then an op of it, so the 17 reductions come up about as often as
+    5 in 36 draws (not 17 in 294), while the 156 ops that only OpInfo's samples can call (with
+    the samples' nice values) still come up most."""
+    entries = [catalog()[name] for name in names]
+    groups = [group for group in ([e for e in entries if e.family == f] for f in FAMILIES) if group]
+    return [group for group in groups for _ in range(math.ceil(math.sqrt(len(group))))]
+
+
+@st.composite
+def _op(draw, groups: list[list]):
+    return draw(st.sampled_from(draw(st.sampled_from(groups))))
+
+
 @st.composite
 def _programs(draw, names: tuple, allowed: tuple, max_steps: int, allow_nonfinite: bool, device_type: str):
-    entries = [catalog()[name] for name in names]  # names, not entries: hypothesis prints its arguments
+    groups = _by_family(names)  # names, not entries: hypothesis prints its arguments
     b = Builder(allow_nonfinite)
-    draw(steps(draw(st.sampled_from(entries)), b, allowed, allow_nonfinite, device_type))
+    draw(steps(draw(_op(groups)), b, allowed, allow_nonfinite, device_type))
     # "one more?" before each further step, as hypothesis's own lists do: shrinking can then
     # delete any one step (with its marker) without shifting the choices of the others.
     while len(b.steps) < max_steps and draw(st.booleans()):
-        draw(steps(draw(st.sampled_from(entries)), b, allowed, allow_nonfinite, device_type))
-    return b.program()
+        draw(steps(draw(_op(groups)), b, allowed, allow_nonfinite, device_type))
+    program = b.program()
+    program.dynamic = draw(st.sampled_from((False, False, False, True)))  # dynamic shapes now and then
+    return program
 

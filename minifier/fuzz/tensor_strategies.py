@@ -1,6 +1,9 @@
-"""Hypothesis strategies for the tensors a fuzzed program reads: small shapes (0- and 1-size dims,
-broadcasting), values kept inside an op's domain and out of NaN/Inf unless asked, and memory
-layouts (transposed, sliced, offset, expanded, channels_last). Imports only torch and hypothesis."""
+"""Hypothesis strategies for the tensors a fuzzed program reads, drawn where compiler bugs live:
+shapes with 0- and 1-size dims and lengths around the vector widths (7, 8, 9, 15, 16, 17, 31,
+33, 63, 65: a vectorized loop, its tail, its scalar remainder), broadcasting; values inside an
+op's domain or at its edges (NaN, +-Inf, +-0.0, denormals, integer min/max, uint8 wrap-around,
+ties for arg-reductions); memory layouts (transposed, sliced, offset, expanded, channels_last).
+Imports only torch and hypothesis."""
 from __future__ import annotations
 
 import math
@@ -11,10 +14,14 @@ from hypothesis import strategies as st
 # Shrinking moves toward the front of each list: the plainest layout, small sizes.
 LAYOUTS = ("contiguous", "transposed", "sliced", "offset", "expanded", "channels_last")
 VALUE_LAYOUTS = tuple(layout for layout in LAYOUTS if layout != "expanded")  # keep every value
-SIZES = (1, 2, 3, 4, 5, 8, 7, 16, 17)
+SIZES = (1, 2, 3, 7, 8, 9, 16, 17, 15, 31, 33, 63, 65, 4, 5)  # around vector widths (8/16 floats, 32/64 bytes)
 MAX_NUMEL = 1024
-# value profile -> (low, high); "special" (NaN, Inf, signed zeros) only when asked for
+# value profile -> (low, high) of its ordinary values
 PROFILES = {"normal": (-3.0, 3.0), "small_ints": (-4.0, 4.0), "unit": (-1.0, 1.0), "wide": (-1000.0, 1000.0)}
+# profiles at the edges, mixed into ordinary values: finite ones always; "special" (NaN, Inf)
+# unless the caller asks for finite values only
+EDGE_PROFILES = ("ties", "extremes")
+NONFINITE_PROFILES = ("special",)
 
 
 @st.composite
@@ -69,15 +76,57 @@ def make_values(shape: tuple, dtype: torch.dtype, profile: str, seed: int, domai
     gen = torch.Generator().manual_seed(seed)
     low, high = value_range(dtype, profile, domain)
     x = torch.rand(shape, generator=gen, dtype=torch.float64) * (high - low) + low
-    if profile == "small_ints" or not dtype.is_floating_point:
+    if profile in ("small_ints", "ties") or not dtype.is_floating_point:
         x = x.round()
-    if profile == "special" and dtype.is_floating_point:
-        specials = torch.tensor([math.nan, math.inf, -math.inf, 0.0, -0.0], dtype=torch.float64)
-        pick = torch.randint(0, 5, shape, generator=gen)
-        x = torch.where(torch.rand(shape, generator=gen) < 0.25, specials[pick], x)
+    if profile == "ties":  # two values only: arg-reductions and sorts meet ties
+        ends = torch.tensor([low, high], dtype=torch.float64).round()
+        x = ends[(torch.rand(shape, generator=gen) < 0.5).long()]
     if exclude_zero:
         x = torch.where(x == 0, torch.ones_like(x), x)
-    return x.to(dtype)
+    x = x.to(dtype)
+    if profile in ("extremes", "special"):
+        edges = edge_values(dtype, nonfinite=profile == "special")
+        if domain != (None, None):  # an op with a domain (log: x > 0) gets the edges inside it
+            low, high = value_range(dtype, "wide", domain)
+            edges = edges[(edges.double() >= low) & (edges.double() <= high)] if profile == "extremes" else edges
+        if exclude_zero:
+            edges = edges[edges != 0]
+        if edges.numel():
+            pick = torch.randint(0, len(edges), shape, generator=gen)
+            x = torch.where(torch.rand(shape, generator=gen, dtype=torch.float64) < 0.3, edges[pick], x)
+    return x
+
+
+def edge_values(dtype: torch.dtype, nonfinite: bool) -> torch.Tensor:
+    """Values at the edges of `dtype`, in `dtype`: signed zeros, the smallest normal and a
+    denormal, and NaN/+-Inf when `nonfinite`; for integers min, max, -1, 0, 1 and the middle
+    (uint8: 0, 1, 127, 128, 255, where arithmetic wraps around). Not the largest finite float:
+    whether a sum near it overflows depends on the order of evaluation, which a compiler may
+    change (that is numerics, and no fp64 reference can judge it for float64)."""
+    if dtype == torch.bool:
+        return torch.tensor([False, True])
+    if not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        values = {info.min, info.max, 0, 1, info.max // 2, info.max // 2 + 1}
+        values |= {-1, info.min + 1} if info.min else set()
+        return torch.tensor(sorted(values), dtype=dtype)
+    info = torch.finfo(dtype)
+    values = [0.0, -0.0, info.tiny, -info.tiny, info.tiny / 4, 1.0, -1.0]
+    if nonfinite:
+        values += [math.nan, math.inf, -math.inf]
+    return torch.tensor(values, dtype=torch.float64).to(dtype)
+
+
+def sprinkle(t: torch.Tensor, profile: str, seed: int) -> torch.Tensor:
+    """`t` (a sample's own tensor) with some values moved to the edges of its dtype: OpInfo's
+    samples keep an op's argument rules (shapes, indices), and float values may still be special."""
+    if profile not in ("extremes", "special") or not t.is_floating_point() or t.numel() == 0:
+        return t
+    gen = torch.Generator().manual_seed(seed)
+    edges = edge_values(t.dtype, nonfinite=profile == "special")
+    pick = torch.randint(0, len(edges), t.shape, generator=gen)
+    mask = torch.rand(t.shape, generator=gen, dtype=torch.float64) < 0.3
+    return torch.where(mask, edges[pick], t)
 
 
 def restride(t: torch.Tensor, layout: str) -> torch.Tensor:
@@ -103,7 +152,7 @@ def restride(t: torch.Tensor, layout: str) -> torch.Tensor:
 
 
 def profiles(allow_nonfinite: bool) -> tuple[str, ...]:
-    return tuple(PROFILES) + (("special",) if allow_nonfinite else ())
+    return tuple(PROFILES) + EDGE_PROFILES + (NONFINITE_PROFILES if allow_nonfinite else ())
 
 
 @st.composite
