@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from compiler.ladder import Judging, compare_tensor
+from compiler.fp64_reference import Fp64Everywhere
 from compiler.rungs import RUNG_WORDS, RUNGS
 from compiler.signature import exception_signature, ladder_signature
 from compiler.tensor_kinds import copy_tensor, is_zero_tensor
@@ -145,7 +146,14 @@ def compare(expected, actual, reference=None, judging: Judging = Judging(), exac
 
 
 def run_reference(model, inputs):
-    """(fp64 outputs, name): on the inputs' device, else on the CPU, else none (judge by eager)."""
+    """(fp64 outputs, name): every floating value computed in fp64 (compiler.fp64_reference),
+    else the inputs alone widened (an op that refuses fp64), on the inputs' device, else on
+    the CPU, else none (judge by eager)."""
+    try:
+        with Fp64Everywhere():
+            return run_with_mutations(model, [to_fp64(x) for x in inputs]), "fp64"
+    except Exception:
+        pass
     try:
         return run_with_mutations(model, [to_fp64(x) for x in inputs]), "fp64"
     except Exception:
