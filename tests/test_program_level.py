@@ -70,3 +70,21 @@ def test_every_source_candidate_parses_and_keeps_the_check():
                     assert any(k.arg == "backend" and k.value.value == "eager" for k in call.keywords)
             seen += 1
     assert seen > 50
+
+
+def test_a_program_that_reads_its_own_path_keeps_it():
+    """Candidates run from the work folder and the repro from anywhere: a program that finds its
+    data beside itself through `__file__` gets the script's path set first (after the docstring
+    and `from __future__` imports), and one that does not is left alone."""
+    import ast
+
+    from minifier.program.program_repro import own_path
+
+    source = '"""doc"""\nfrom __future__ import annotations\nimport torch\nx = open(__file__)\n'
+    tree = ast.parse(source)
+    own_path(tree, CORPUS / "data_script.py")
+    lines = ast.unparse(tree).splitlines()
+    assert lines[2] == f"__file__ = {str((CORPUS / 'data_script.py').resolve())!r}", lines
+    plain = ast.parse("import torch\nx = 1\n")
+    own_path(plain, CORPUS / "data_script.py")
+    assert ast.unparse(plain) == "import torch\nx = 1"

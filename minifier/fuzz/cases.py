@@ -1,5 +1,6 @@
 """Each distinct fuzzing failure as a small standalone script (`OUT/cases/<name>.py`, a
-torch.compile'd function on saved inputs, with any planted bug), handed to the normal pipeline,
+torch.compile'd function on its inputs, inline when small, else in `<name>.pt` beside it, with
+any planted bug), handed to the normal pipeline,
 which captures, reduces, writes `OUT/bug-k/repro.py`, verifies it in a fresh process and writes
 a regression test into `OUT/tests/`."""
 from __future__ import annotations
@@ -22,12 +23,15 @@ from pathlib import Path
 
 import torch
 {plant}
+INPUTS = Path(__file__).with_name({inputs_file!r})  # read only when an input is too big to inline
+
+
+{make_inputs}
 
 {function}
 
 def main():
-    inputs = torch.load(Path(__file__).with_name({inputs_file!r}), weights_only=True)
-    return torch.compile(program{compile_args})(*inputs)
+    return torch.compile(program{compile_args})(*make_inputs())
 
 
 if __name__ == "__main__":
@@ -42,16 +46,21 @@ def case_name(index: int, failure: Failure) -> str:
 
 def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> Path:
     """A standalone script that compiles the failing program on its saved inputs."""
+    from repro.inputs import plan_inputs
+
     folder.mkdir(parents=True, exist_ok=True)
     program = failure.program
-    torch.save([to_device(t, opts.device) for t in program.input_list()], folder / f"{name}.pt")
+    inputs = [to_device(t, opts.device) for t in program.input_list()]
+    plan = plan_inputs(inputs, list(program.inputs), f"{name}.pt", opts.device)  # small inputs inline
+    if plan.saved:
+        torch.save(plan.saved, folder / f"{name}.pt")
     plant = "".join(f"\nplant({spec!r})" for spec in opts.injections)
     plant = f"\nfrom compiler.inject import plant\n{plant}\n" if plant else ""
     script = folder / f"{name}.py"
     script.write_text(CASE_TEMPLATE.format(
         seed=opts.seed, example=failure.example, key=failure.key, message=failure.message.replace('"""', "'''"),
         inputs="; ".join(program.describe_inputs()), plant=plant, function=program.function_source(),
-        inputs_file=f"{name}.pt", compile_args=", dynamic=True" if program.dynamic else ""))
+        inputs_file=f"{name}.pt", make_inputs=plan.source, compile_args=", dynamic=True" if program.dynamic else ""))
     return script
 
 

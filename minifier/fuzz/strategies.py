@@ -196,7 +196,8 @@ def sampled_step(draw, entry: OpEntry, b: Builder, dtypes: list, allow_nonfinite
 
     def lift(value):
         if isinstance(value, torch.Tensor):
-            values = sprinkle(value.detach().clone(), draw(st.sampled_from(edges)), draw(st.integers(0, 2**16 - 1)))
+            values = sprinkle(value.detach().clone(), draw(st.sampled_from(edges)), draw(st.integers(0, 2**16 - 1)),
+                              _domain(entry))
             return b.add_input(restride(values, draw(st.sampled_from(VALUE_LAYOUTS))))
         if isinstance(value, (list, tuple)):
             return type(value)(lift(v) for v in value)

@@ -86,9 +86,7 @@ def make_values(shape: tuple, dtype: torch.dtype, profile: str, seed: int, domai
     x = x.to(dtype)
     if profile in ("extremes", "special"):
         edges = edge_values(dtype, nonfinite=profile == "special")
-        if domain != (None, None):  # an op with a domain (log: x > 0) gets the edges inside it
-            low, high = value_range(dtype, "wide", domain)
-            edges = edges[(edges.double() >= low) & (edges.double() <= high)] if profile == "extremes" else edges
+        edges = inside(edges, domain)
         if exclude_zero:
             edges = edges[edges != 0]
         if edges.numel():
@@ -117,13 +115,29 @@ def edge_values(dtype: torch.dtype, nonfinite: bool) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float64).to(dtype)
 
 
-def sprinkle(t: torch.Tensor, profile: str, seed: int) -> torch.Tensor:
-    """`t` (a sample's own tensor) with some values moved to the edges of its dtype: OpInfo's
-    samples keep an op's argument rules (shapes, indices), and float values may still be special."""
+def inside(edges: torch.Tensor, domain=(None, None)) -> torch.Tensor:
+    """The edge values inside an op's domain (log: x > 0), and NaN: outside the domain an op's
+    formula gives garbage that eager and compiled code may legitimately differ on."""
+    low, high = domain
+    wide = edges.double()
+    keep = torch.ones_like(wide, dtype=torch.bool)
+    if low is not None:
+        keep &= wide > low
+    if high is not None:
+        keep &= wide < high
+    return edges[keep | wide.isnan()]
+
+
+def sprinkle(t: torch.Tensor, profile: str, seed: int, domain=(None, None)) -> torch.Tensor:
+    """`t` (a sample's own tensor) with some values moved to the edges of its dtype (inside the
+    op's domain): OpInfo's samples keep an op's argument rules (shapes, indices), and float
+    values may still be special."""
     if profile not in ("extremes", "special") or not t.is_floating_point() or t.numel() == 0:
         return t
     gen = torch.Generator().manual_seed(seed)
-    edges = edge_values(t.dtype, nonfinite=profile == "special")
+    edges = inside(edge_values(t.dtype, nonfinite=profile == "special"), domain)
+    if not edges.numel():
+        return t
     pick = torch.randint(0, len(edges), t.shape, generator=gen)
     mask = torch.rand(t.shape, generator=gen, dtype=torch.float64) < 0.3
     return torch.where(mask, edges[pick], t)

@@ -34,6 +34,7 @@ def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, i
     folder.mkdir(parents=True, exist_ok=True)
     source, script = program_source(script)
     tree = instrument(source, layer.backend)
+    own_path(tree, script)
     planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
     tree.body[:0] = ast.parse(planting).body if specs else []
     mode, first = first_failure(tree, folder, script.parent, timeout, zygote)
@@ -52,6 +53,19 @@ def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, i
             "lines_before": reduction.lines_before, "lines_after": reduction.lines_after, "runs": reduction.runs,
             "seconds": reduction.seconds, "passes": reduction.passes, "complete": reduction.complete,
             "layer": asdict(layer)}
+
+
+def own_path(tree: ast.Module, script: Path) -> None:
+    """`__file__ = '/path/to/script.py'` at the top when the program reads its own path (its
+    data files beside it): candidates run from the work folder and the repro from anywhere."""
+    if not any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
+        return
+    at = 0
+    while at < len(tree.body) and (isinstance(tree.body[at], ast.ImportFrom) and tree.body[at].module == "__future__"
+                                   or at == 0 and isinstance(tree.body[0], ast.Expr)
+                                   and isinstance(tree.body[0].value, ast.Constant)):
+        at += 1
+    tree.body[at:at] = ast.parse(f"__file__ = {str(script.resolve())!r}").body
 
 
 def program_source(program: Launch | Path) -> tuple[str, Path]:
