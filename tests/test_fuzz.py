@@ -177,3 +177,24 @@ def test_fuzz_test_helper_shrinks_and_masks():
     masked = fuzz_test(ops=["abs", "neg"], dtypes=["float32"], max_steps=2, max_examples=6,
                        injections=["neg:accuracy:double"], masks=["neg"], database=None, derandomize=True)
     masked()
+
+
+@pytest.mark.slow
+def test_ready_made_targets_run_under_pytest_on_a_shared_database(tmp_path):
+    """minifier/fuzz/targets.py runs as an ordinary pytest file (as pytest-xdist and HypoFuzz
+    run it), saving a failure into the database folder MINIFY_FUZZ_DB names."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    db = tmp_path / "db"
+    env = {**os.environ, "MINIFY_FUZZ_DB": str(db), "MINIFY_FUZZ_EXAMPLES": "3", "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+           "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+                           str(ROOT / "minifier" / "fuzz" / "targets.py"), "-k", "pointwise"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert "1 passed" in proc.stdout or ("1 failed" in proc.stdout and "@inductor" in proc.stdout), proc.stdout[-3000:]
+    assert "error" not in proc.stdout.splitlines()[-1], proc.stdout[-3000:]
+    assert "1 failed" not in proc.stdout or db.is_dir()  # a failure is saved there, to be replayed first

@@ -1,4 +1,5 @@
-"""Real Inductor bug (not planted), found by `minify fuzz` on torch 2.13.0 (CPU).
+"""Real Inductor bug (not planted), found on torch 2.13.0 (CPU) while checking by hand the class of
+a `minify fuzz` finding (fuzz_remainder_inf_divisor.py).
 Kind: wrong value. `torch.div(a, b, rounding_mode="floor")` (and `torch.floor_divide`) of a
 negative finite `a` by `+inf` is -1.0 in eager (Python's `-3.0 // inf == -1.0`); Inductor's
 C++ code returns -0.0. (For `inf // 2`, eager gives NaN and Inductor inf: the CPU side of

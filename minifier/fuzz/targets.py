@@ -27,8 +27,11 @@ def database():
 
     url = os.environ.get("MINIFY_FUZZ_REDIS")
     if url:
-        import redis  # hypothesis[redis]
-        from hypothesis.extra.redis import RedisExampleDatabase
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError as exc:
+            raise RuntimeError("MINIFY_FUZZ_REDIS needs redis: pip install 'hypothesis[redis]'") from exc
 
         return RedisExampleDatabase(redis.Redis.from_url(url))
     return DirectoryBasedExampleDatabase(os.environ.get("MINIFY_FUZZ_DB", ".minify-fuzz-db"))
