@@ -74,6 +74,13 @@ def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool, console=No
     except UserError as exc:
         return {"exit": exc.code, "error": str(exc), "verified": False}
     report = result.report
+    program = report.get("program") or {}  # a failure of the whole program (Dynamo's, say): its repro
+    if report.get("status") == "program":
+        layer = (report.get("layer") or {}).get("name") or "the compiler"
+        return {"exit": result.code, "repro": program.get("repro"), "verified": bool(program.get("verified")),
+                "reduced_ops": None, "stage": "program", "repro_signature": program.get("signature"),
+                "tests": report.get("tests", []), "blame": f"layer: {layer} (the whole program fails)",
+                "error": None if result.code == 0 else report.get("status")}
     return {"exit": result.code, "repro": report.get("repro"), "verified": report.get("verified", False),
             "reduced_ops": report.get("ops"), "stage": report.get("stage"),
             "repro_signature": (report.get("failure") or {}).get("signature"), "tests": report.get("tests", []),
