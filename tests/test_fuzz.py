@@ -93,6 +93,16 @@ def test_suspects_and_masks():
     assert Masks.parse(["exp"]).matches(classify(accuracy, two))
     assert Masks.parse(["accuracy@"]).matches(classify(accuracy, two))
     assert not Masks.parse(["accuracy@inductor [neg]"]).matches(classify(accuracy, two))
+    signed = {**accuracy, "signature": "accuracy@inductor|signed_zero", "rung": "signed_zero"}
+    assert Masks.parse(["signed_zero", "layout"]).matches(classify(signed, two))  # a rung's name masks it
+    assert not Masks.parse(["signed_zero"]).matches(classify(accuracy, two))
+
+
+def test_mask_lists_split_at_commas_but_keys_do_not():
+    from minifier.fuzz.command import options, parser
+
+    ns = parser().parse_args(["--mask", "signed_zero,layout", "--mask", "accuracy@inductor [neg, exp]"])
+    assert options(ns).masks == ["signed_zero", "layout", "accuracy@inductor [neg, exp]"]
 
 
 def test_fuzz_rejects_bad_input(tmp_path):

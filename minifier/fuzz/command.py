@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="device of the inputs (default cpu)")
     p.add_argument("--inject", action="append", default=[], metavar="SPEC", help="plant a compiler bug (repeatable)")
     p.add_argument("--mask", action="append", default=[], metavar="SIG_OR_OP",
-                   help="do not report a known failure: an op, a signature prefix or a key from fuzz.json")
+                   help="do not report a known failure: an op, a rung (signed_zero, layout, ...), a signature prefix "
+                        "or a key from fuzz.json")
     p.add_argument("-o", "--out", type=Path, default=Path("minify-out/fuzz"), help="output folder")
     p.add_argument("--max-steps", type=int, default=4, help="ops per program at most (default 4)")
     p.add_argument("--finite-only", action="store_true", help="draw no NaN/Inf input values (edges such as "
@@ -64,8 +65,10 @@ def parser() -> argparse.ArgumentParser:
 
 def options(ns: argparse.Namespace) -> FuzzOptions:
     max_examples = ns.max_examples or (10**9 if ns.max_time else 200)
+    # `--mask signed_zero,layout` is two masks; a signature or a fuzz.json key may hold commas itself
+    masks = [m for spec in ns.mask for m in ([spec] if "@" in spec or "[" in spec else spec.split(",")) if m]
     return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=max_examples, max_time=ns.max_time,
-                       seed=ns.seed, device=ns.device, injections=ns.inject, masks=ns.mask, out=ns.out,
+                       seed=ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
                        max_steps=max(1, ns.max_steps), allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
                        quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay)
 

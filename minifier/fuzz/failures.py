@@ -79,6 +79,7 @@ class Masks:
     """Failures a campaign no longer reports: the user's masks and those already found."""
 
     ops: set[str] = field(default_factory=set)  # a failure blaming any of these ops
+    rungs: set[str] = field(default_factory=set)  # a failure on any of these rungs (signed_zero, layout, ...)
     signatures: list[str] = field(default_factory=list)  # signature prefixes
     keys: set[str] = field(default_factory=set)  # exact `signature [ops]` keys (as in fuzz.json)
     known: list[Failure] = field(default_factory=list)
@@ -91,11 +92,14 @@ class Masks:
                 masks.keys.add(spec)
             elif "@" in spec:
                 masks.signatures.append(spec)
+            elif spec in RANK_OF:
+                masks.rungs.add(spec)
             else:
                 masks.ops |= {e.name for e in resolve_ops([spec])}
         return masks
 
     def matches(self, f: Failure) -> bool:
-        if f.key in self.keys or self.ops & set(f.suspects) or any(f.signature.startswith(s) for s in self.signatures):
+        if f.key in self.keys or self.ops & set(f.suspects) or f.rung in self.rungs or \
+                any(f.signature.startswith(s) for s in self.signatures):
             return True
         return any(k.signature == f.signature and set(k.suspects) <= set(f.suspects) for k in self.known)

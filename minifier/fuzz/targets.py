@@ -10,7 +10,7 @@ MINIFY_FUZZ_DB names the database folder (default `.minify-fuzz-db` in the curre
 MINIFY_FUZZ_REDIS=redis://host:6379/0 uses hypothesis's Redis database instead, for machines that
 share no folder. MINIFY_FUZZ_EXAMPLES sets examples per target for pytest (default 50).
 Known failures are masked with MINIFY_FUZZ_MASK (comma-separated ops, signature prefixes or
-fuzz.json keys), e.g. `MINIFY_FUZZ_MASK=signed_zero@,layout@` to leave out the rungs many users
+fuzz.json keys, or rungs), e.g. `MINIFY_FUZZ_MASK=signed_zero,layout` to leave out the rungs many users
 do not care about. A failure is an AssertionError naming the rung and showing the shrunk program;
 `minify fuzz --replay --db DIR` or `minify` on a script calling it turns it into a verified repro.
 """
