@@ -7,6 +7,7 @@ minified by the pipeline) is minifier.fuzz.cases; the command line is minifier.f
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import time
@@ -71,8 +72,6 @@ def to_device(t: torch.Tensor, device: str) -> torch.Tensor:
 
 def database_digest(opts: FuzzOptions) -> bytes:
     """Campaigns drawing from the same ops, dtypes, values and plants share database entries."""
-    import hashlib
-
     drawn = (sorted(opts.ops or []), sorted(opts.dtypes or []), opts.max_steps, opts.allow_nonfinite,
              sorted(opts.injections), opts.device)
     return hashlib.sha256(repr(drawn).encode()).digest()

@@ -29,7 +29,7 @@ import torch
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from minifier.fuzz.drawn_program import Program, Ref, Step
+from minifier.fuzz.drawn_program import Program, Ref, Step, resolve
 from minifier.fuzz.op_catalog import DEFAULT_DTYPES, OpEntry, catalog, op_samples, parse_dtypes, resolve_ops
 from minifier.fuzz.tensor_strategies import VALUE_LAYOUTS, broadcast_shapes, restride, sprinkle, tensors
 
@@ -77,13 +77,7 @@ class Builder:
         self.steps.append(step)
 
     def _resolve(self, value):
-        if isinstance(value, Ref):
-            return self.values[value.name]
-        if isinstance(value, (list, tuple)):
-            return type(value)(self._resolve(v) for v in value)
-        if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
-        return value
+        return resolve(value, self.values)
 
     def program(self) -> Program:
         return Program(dict(self.inputs), list(self.steps))
