@@ -53,6 +53,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         _write_interrupted(launched.out, opts, launched.start)
         raise
     finally:
+        (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
         launched.capture.stop()
         if verifiers is not None:
             verifiers.close()

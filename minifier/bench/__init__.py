@@ -13,8 +13,12 @@ no traceback on the console; `--all` and `--cases` include them, the default sub
 `--vs-builtin` also runs PyTorch's own minifier on each planted case (minifier/bench/builtin.py
 says how the bug reaches its processes).
 
+`--scale` is another benchmark: residual MLPs of 4 to 192 blocks, minify's whole run against the
+script's own (minifier/bench/scale.py).
+
 Parts: cases.py (the manifests, the selection, a minify run), score.py (one answer against its
-entry, the totals), builtin.py (the built-in minifier), table.py (the table).
+entry, the totals), builtin.py (the built-in minifier), table.py (the table), scale.py and
+memory.py (the scale benchmark and the peak memory of a process tree).
 """
 from __future__ import annotations
 
@@ -45,10 +49,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=1200.0, help="seconds per case and per built-in step")
     p.add_argument("--vs-builtin", action="store_true", help="also run PyTorch's built-in minifier on each case")
     p.add_argument("--no-isolate", action="store_true", help="run the built-in minifier with --no-isolate")
+    p.add_argument("--scale", action="store_true",
+                   help="the scale benchmark: residual MLPs of --sizes blocks with one mis-generated op; the script "
+                        "alone, minify, and with --vs-builtin the built-in at --builtin-sizes (minifier/bench/scale.py)")
+    p.add_argument("--sizes", type=_sizes, help="--scale: comma-separated block counts (default 4,16,48,96,192)")
+    p.add_argument("--builtin-sizes", type=_sizes, help="--scale --vs-builtin: the sizes the built-in runs at "
+                                                         "(default 48)")
     p.add_argument("--fresh-cache", action="store_true",
                    help="give each tool, on each case, its own empty Inductor cache that one untimed run of "
                         "the script has filled (as a user's is); otherwise both share the machine's warm cache")
     return p
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of block counts: {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"block counts must be positive: {text!r}")
+    return sizes
 
 
 def main(argv: list[str]) -> int:
@@ -56,6 +76,10 @@ def main(argv: list[str]) -> int:
     from rich.console import Console
 
     console = Console(stderr=True)
+    if ns.scale:
+        from minifier.bench.scale import main_scale
+
+        return main_scale(ns, Console(width=max(Console().width, 200)))
     cases = select(load_manifest(), ns.cases, ns.substring, ns.device, ns.all)
     if not cases:
         console.print("minify bench: no case selected")

@@ -38,6 +38,7 @@ class DivergenceJob:
         self.model = module_from_source(job.source)
         self.gm = renamed(trace_module(self.model), job.node_names, job.inputs)
         self.compiles = 0
+        self.generated: dict = {}  # Inductor's code and kernels for the whole graph, as a kernels job answers
 
     @contextlib.contextmanager
     def compiling(self, inputs, threads: int = 1):
@@ -57,15 +58,17 @@ class DivergenceJob:
 
     def answer(self, found: list[str], metrics: dict, how: str) -> dict:
         return {"status": "ok", "roots": found, "metrics": metrics, "observed": list(metrics), "how": how,
-                "compiles": self.compiles}
+                "compiles": self.compiles, **self.generated}
 
     def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
         """Which kernels compute each node (Inductor's code generated, nothing built), and the
         kernels that write in place."""
         inputs = resolve_inputs(self.values, self.job.inputs)
         with self.compiling(inputs):
-            _, kernels = generated_code(self.model, inputs, self.spec)
+            code, kernels = generated_code(self.model, inputs, self.spec)
         self.compiles += 1  # code generated, nothing built
+        # the same answer as a kernels job on this graph: localization takes it from here
+        self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
         gm = self.gm
         calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
         ours = dict(zip(dynamo_op_names(gm), calls))

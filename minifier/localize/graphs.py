@@ -18,25 +18,30 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.localize.capture_run import GraphRecord
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import REPRODUCES, Evaluator, divergence_question
 from minifier.reduce.delta import shortest_failing_prefix
 from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")
 
 
-def stage_verdicts(ev: Evaluator, gm: fx.GraphModule) -> dict[str, str]:
-    """pass / fail / invalid of the whole graph at every stage (mostly answered from the cache)."""
+def stage_verdicts(ev: Evaluator, gm: fx.GraphModule, tries: int = 1) -> dict[str, str]:
+    """pass / fail / invalid of the whole graph at every stage, answered from the cache: the
+    stage checks made them, and at Inductor the confirmation's `tries` runs (asking for one run
+    would be another question, and a recompile of the whole graph)."""
     verdicts = {}
     for stage in STAGES:
-        answer = ev.outcomes([gm], stage=stage)[0]
+        answer = ev.repeats(gm, tries)[0] if stage == "inductor" and tries > 1 else ev.outcomes([gm], stage=stage)[0]
         verdicts[stage] = answer.get("status", "?") + (f" ({answer['kind']})" if answer.get("kind") else "")
     return verdicts
 
 
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
-    """Inductor's kernels for `gm` on its recorded inputs, from a worker; (kernels, error)."""
-    answer = ev.pool.run(ev.job(gm, stage="inductor", op="kernels").to_dict())
+    """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
+    generated them already if it ran on `gm`; else one worker job generates them."""
+    answer = ev.cached(divergence_question(gm)) or {}
+    if "kernels" not in answer:
+        answer = ev.pool.run(ev.job(gm, stage="inductor", op="kernels").to_dict())
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
     return answer["kernels"], None
@@ -53,7 +58,7 @@ def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:
 
 
 def localize_graph(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator, *, kind: str,
-                   stage: str, signature: str) -> dict:
+                   stage: str, signature: str, tries: int = 1) -> dict:
     """Everything the report says about where in graph `record` the failure is."""
     origins = origins_by_name(record, gm)
     kernels, kernel_error = generated_kernels(ev, gm)
@@ -62,7 +67,7 @@ def localize_graph(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Ev
         for name in k["nodes"]:
             node_kernels.setdefault(name, []).append(k["name"])
     bug_ev = ev.for_bug(stage, signature)  # no culprit: this is where it is looked for
-    verdicts = stage_verdicts(bug_ev, gm)
+    verdicts = stage_verdicts(bug_ev, gm, tries)
     observed = _observe(gm, values, bug_ev) if kind == "accuracy" else None
     metrics = observed["metrics"] if observed else {}
     roots = observed["roots"] if observed else []
@@ -184,7 +189,8 @@ def localize_bugs(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Eva
     first = bugs[0]
     say(f"graph {record.index}: localizing ({first.kind} at {first.stage})")
     try:
-        loc = localize_graph(record, gm, values, ev, kind=first.kind, stage=first.stage, signature=first.signature)
+        loc = localize_graph(record, gm, values, ev, kind=first.kind, stage=first.stage, signature=first.signature,
+                             tries=first.tries)
     except Exception as exc:  # noqa: BLE001 - the reduction's results must survive a reporting problem
         return {"graph": record.index, "part": record.part, "key": record.key, "error": f"{type(exc).__name__}: {exc}",
                 "bugs": []}

@@ -138,6 +138,13 @@ class Evaluator:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
         return self._answers([divergence_question(gm)])[0]
 
+    def cached(self, question: tuple) -> dict | None:
+        """The answer to a (graph, stage, repeat[, how]) question if it was already asked, else None:
+        for work that can reuse another question's answer (localization reads the kernels a
+        divergence job generated) but should not ask it anew."""
+        (_, job), = self._jobs([question])
+        return self.cache.get(job.key())
+
     def prefetch(self, questions: list[tuple]) -> None:
         """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
         later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.

@@ -111,6 +111,15 @@ def answer_retires(answer) -> bool:
     return isinstance(answer, dict) and bool(answer.get("retire"))
 
 
+def _timeline_row(job: dict, answer: dict, queued: float, start: float) -> dict:
+    """One job in the pool's timeline (work/timeline.json): which question, how long it
+    waited for a worker and how long it ran, so that the slow phases of a run are visible."""
+    lines = job.get("source", "").count("\n")
+    return {"op": job.get("op", "check"), "stage": job.get("stage"), "runs": job.get("runs", 1),
+            "source_lines": lines, "queued": round(queued, 2), "start": round(start, 2),
+            "seconds": round(answer.get("wall", 0.0), 2), "status": answer.get("status"), "kind": answer.get("kind")}
+
+
 class WorkerPool:
     """`size` warm workers; `submit` runs a job on the next free one.
 
@@ -123,6 +132,8 @@ class WorkerPool:
         self.timeout = timeout
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.restarts = 0
+        self.born = time.perf_counter()
+        self.timeline: list[dict] = []  # per job: what, on which worker, when (seconds since the pool began)
         self.lock = threading.Lock()
         self.spares: list[Worker] = []  # warming, once a worker has died
         self.executor = ThreadPoolExecutor(self.size)
@@ -151,6 +162,7 @@ class WorkerPool:
         return self.submit(job).result()
 
     def _run(self, job: dict) -> dict:
+        queued = time.perf_counter()
         worker = self.idle.get()
         start = time.perf_counter()
         answer = None
@@ -164,6 +176,7 @@ class WorkerPool:
                 worker = self._replacement()
             self.idle.put(worker)
         answer.setdefault("wall", time.perf_counter() - start)
+        self.timeline.append(_timeline_row(job, answer, queued - self.born, start - self.born))
         return answer
 
     def _replacement(self) -> Worker:

@@ -1,0 +1,58 @@
+"""`minify bench --scale` on its smallest model, end to end: the script, minify and the answer.
+
+Also what the run asks its workers about the whole graph (work/timeline.json): after the
+confirmation and the divergence job, localization answers from their results, so the whole
+graph is compiled at Inductor once for confirmation and once for the divergence job, not again
+for the report (issue 25: full-graph work only where it must happen)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minifier.bench.memory import tree_pss_mib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_memory_of_a_process_tree_counts_its_children(tmp_path):
+    child = "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(30)"
+    parent = subprocess.Popen([sys.executable, "-c",
+                               f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}])"])
+    try:
+        deadline, mib = time.monotonic() + 20, 0.0
+        while time.monotonic() < deadline and mib < 200:
+            time.sleep(0.3)
+            mib = tree_pss_mib(parent.pid)
+        assert mib >= 200  # the grandchild's 200 MiB, seen from the parent
+    finally:
+        for p in [parent]:
+            subprocess.run(["pkill", "-P", str(p.pid)])
+            p.kill()
+
+
+@pytest.mark.slow
+def test_scale_bench_smallest_model_answers_relu_with_one_full_graph_compile_per_question(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
+    proc = subprocess.run([sys.executable, "-m", "minifier", "bench", "--scale", "--sizes", "2", "-o", str(tmp_path),
+                           "--json", str(tmp_path / "bench.json")], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    data = json.loads((tmp_path / "scale.json").read_text())
+    row = data["sizes"][0]
+    assert row["blocks"] == 2 and row["correct"] and row["ops"] == ["relu"]
+    assert row["script_seconds"] > 0 and row["minify_seconds"] > row["script_seconds"] * 0.5
+    assert set(row["phases"]) >= {"capture", "confirmation", "reduction", "verification"}
+    assert row["minify_peak_mib"] and row["minify_peak_mib"] > row["script_peak_mib"]
+    assert "whole run / script alone" in proc.stdout
+    timeline = json.loads((tmp_path / "scale" / "mlp2" / "minify-out" / "work" / "timeline.json").read_text())
+    biggest = max(job["source_lines"] for job in timeline)
+    whole = [(job["op"], job["stage"], job["runs"]) for job in timeline if job["source_lines"] == biggest]
+    at_inductor = [w for w in whole if w[1] == "inductor"]
+    assert sorted(at_inductor) == [("check", "inductor", 3), ("divergence", "inductor", 1)], whole
