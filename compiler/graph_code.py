@@ -183,6 +183,8 @@ def module_from_source(source: str) -> torch.nn.Module:
     filename = f"<minify-candidate-{source_hash(source)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict = {"__name__": "minify_candidate"}
+    if "torch.ops.prims." in source:  # Inductor's own prims (fma, ...) exist once its module is imported
+        import torch._inductor.inductor_prims  # noqa: F401
     exec(compile(source, filename, "exec"), namespace)
     return namespace[CLASS_NAME]()
 

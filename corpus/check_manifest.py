@@ -28,6 +28,7 @@ graph may fail and the number of Dynamo graphs must match; there is no bug to re
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import runpy
@@ -78,14 +79,16 @@ class Checked:
 
 
 def load_manifest() -> list[dict]:
-    """Planted-bug cases, then the foreign programs (kind `none`)."""
+    """Planted-bug cases, then the programs (foreign ones, kind `none`, and planted program shapes)."""
     programs = json.loads(PROGRAMS.read_text()) if PROGRAMS.exists() else []
     return json.loads(MANIFEST.read_text()) + programs
 
 
 def write_manifest(entries: list[dict]) -> None:
-    """One entry a line: readable, and a new case is a one-line diff. Each entry goes back to its file."""
-    for path, wanted in ((MANIFEST, lambda e: e["kind"] != "none"), (PROGRAMS, lambda e: e["kind"] == "none")):
+    """One entry a line: readable, and a new case is a one-line diff. Each entry goes back to its file:
+    a script under programs/ (a foreign program, or a planted program shape) to programs/manifest.json."""
+    in_programs = lambda e: e["script"].startswith("programs/")  # noqa: E731
+    for path, wanted in ((MANIFEST, lambda e: not in_programs(e)), (PROGRAMS, in_programs)):
         chosen = [e for e in entries if wanted(e)]
         if chosen or path == MANIFEST:
             path.write_text("[\n" + ",\n".join("  " + json.dumps(e) for e in chosen) + "\n]\n")
@@ -151,6 +154,33 @@ def run_main(main, recorder: Recorder | None):
         return main(), None
     except Exception as exc:  # the script's own failure
         return None, f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        torch.compile = ORIGINAL_COMPILE
+
+
+def deferred_compile(model=None, **kwargs):
+    """Stands in for torch.compile while a script's top level runs (`@torch.compile def f`): the
+    function is compiled at its first call by whatever torch.compile is then (a Recorder's, or
+    plain eager in `run_main(main, None)`), once per stand-in, so the buggy and the clean run
+    each record it."""
+    if model is None:
+        return lambda m: deferred_compile(m, **kwargs)
+    compiled = {}
+
+    def call(*args, **kw):
+        current = torch.compile
+        if current not in compiled:
+            compiled[current] = current(model, **kwargs)
+        return compiled[current](*args, **kw)
+
+    return functools.wraps(model)(call)
+
+
+def load_script(case: dict) -> dict:
+    """The script's namespace, its top-level `@torch.compile` left to the run that calls it."""
+    torch.compile = deferred_compile
+    try:
+        return runpy.run_path(str(CORPUS / case["script"]), run_name="corpus_case")
     finally:
         torch.compile = ORIGINAL_COMPILE
 
@@ -233,7 +263,7 @@ def check_case(case: dict) -> Checked:
             out.problems += compare(case, out)
             out.seconds = time.perf_counter() - start
             return out
-        namespace = runpy.run_path(str(CORPUS / case["script"]), run_name="corpus_case")
+        namespace = load_script(case)
         main = namespace["main"]
         if case["kind"] == "crash" or (case["device"] == "cuda" and case["kind"] == "runtime_error"):
             graphs, _ = child_graphs(case)
@@ -326,7 +356,7 @@ def select(cases: list[dict], names: str | None, substring: str | None, device: 
 def child(name: str) -> int:
     """The buggy pass of one case, announcing each graph (the parent reads the marks)."""
     case = next(c for c in load_manifest() if c["name"] == name)
-    namespace = runpy.run_path(str(CORPUS / case["script"]), run_name="corpus_case")
+    namespace = load_script(case)
     _, error = run_main(namespace["main"], Recorder(announce=True))
     return 1 if error else 0
 

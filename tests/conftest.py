@@ -16,8 +16,19 @@ def manifest() -> list[dict]:
 
 
 def programs_manifest() -> list[dict]:
-    """The foreign programs (corpus/programs/manifest.json): kind `none`, nothing fails, exit 3."""
+    """Every entry of corpus/programs/manifest.json: the foreign programs (kind `none`) and the
+    planted program shapes (a plant, a failing graph, exit 0 with a verified repro)."""
     return json.loads((CORPUS / "programs" / "manifest.json").read_text())
+
+
+def foreign_programs() -> list[dict]:
+    """The foreign programs: kind `none`, nothing fails, exit 3."""
+    return [c for c in programs_manifest() if c["kind"] == "none"]
+
+
+def planted_programs() -> list[dict]:
+    """The program shapes with a planted bug (issue 22, item 4): answered like manifest.json's cases."""
+    return [c for c in programs_manifest() if c["kind"] != "none"]
 
 
 def run_minify(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:

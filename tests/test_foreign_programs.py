@@ -9,7 +9,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import CORPUS, programs_manifest, run_minify
+from conftest import CORPUS, foreign_programs, run_minify
 
 from minifier.bench import dynamo_graph_count
 
@@ -19,7 +19,7 @@ EVERY_RUN = ("autocast_bf16", "preprocess", "cnn_batchnorm_train")
 
 
 def by_name(name: str) -> dict:
-    return next(c for c in programs_manifest() if c["name"] == name)
+    return next(c for c in foreign_programs() if c["name"] == name)
 
 
 def check_nothing_failed(case: dict, tmp_path) -> None:
@@ -46,6 +46,6 @@ def test_fast_foreign_program_ends_in_nothing_failed(name, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.corpus
-@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in programs_manifest()])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in foreign_programs()])
 def test_every_foreign_program_ends_in_its_expected_answer(case, tmp_path):
     check_nothing_failed(case, tmp_path)

@@ -1,0 +1,25 @@
+"""A captured graph may call Inductor's own prims (the compiled Adam step's graph calls
+torch.ops.prims.fma); they exist only once torch._inductor.inductor_prims is imported, so a fresh
+worker must still load such a graph (corpus/programs/planted_compiled_optimizer_sqrt.py died with
+"'prims' object has no attribute 'fma'" before)."""
+import subprocess
+import sys
+
+SOURCE = '''
+import torch
+class Repro(torch.nn.Module):
+    def forward(self, a, b, c):
+        return (torch.ops.prims.fma.default(a, b, c),)
+'''
+
+
+def test_module_from_source_loads_inductor_prims_in_a_fresh_process(project_env):
+    code = ("import sys, torch\n"
+            "from compiler.graph_code import module_from_source\n"
+            "assert 'torch._inductor.inductor_prims' not in sys.modules\n"
+            f"m = module_from_source({SOURCE!r})\n"
+            "x = torch.ones(3)\n"
+            "print(m(x, x, x)[0].tolist())\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=project_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "[2.0, 2.0, 2.0]" in proc.stdout
