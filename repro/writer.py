@@ -158,6 +158,8 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         lines.append("import torch._functorch.config")
     if config or inject:
         lines.append("import torch._inductor.config")
+    if "torch.ops.prims." in function:  # Inductor's own prims (fma, ...) exist once this is imported
+        lines.append("import torch._inductor.inductor_prims  # noqa: F401")
     if plan.saved:
         lines.append(f"INPUTS = Path(__file__).resolve().with_name({INPUTS_FILE!r})")
     if config:

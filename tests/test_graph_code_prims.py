@@ -23,3 +23,25 @@ def test_module_from_source_loads_inductor_prims_in_a_fresh_process(project_env)
     proc = subprocess.run([sys.executable, "-c", code], env=project_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "[2.0, 2.0, 2.0]" in proc.stdout
+
+
+def test_a_repro_that_calls_inductor_prims_runs_in_a_fresh_process(tmp_path):
+    import torch
+    import torch._inductor.inductor_prims  # noqa: F401
+    import torch.fx as fx
+
+    from compiler.stages import CompileSpec
+    from repro.writer import ReproInfo, write_repro
+
+    graph = fx.Graph()
+    a, b = graph.placeholder("a"), graph.placeholder("b")
+    a.meta["value"], b.meta["value"] = "a", "b"
+    graph.output((graph.call_function(torch.ops.prims.fma.default, (a, b, b)),))
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="test",
+                     spec=CompileSpec(grad_enabled=False), injections=[], source="test", script="t.py", graph=0)
+    repro = write_repro(tmp_path / "out", gm, [torch.ones(3), torch.ones(3)], info)
+    proc = subprocess.run([sys.executable, "-I", str(repro)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert "has no attribute 'fma'" not in proc.stdout + proc.stderr
+    assert proc.returncode == 0 and proc.stdout.startswith("NOT REPRODUCED"), proc.stdout + proc.stderr[-2000:]
