@@ -86,3 +86,13 @@ def test_bench_scores_one_case_end_to_end(tmp_path):
     assert data["summary"]["correct"] == 1
     assert "relu_accuracy" in proc.stdout  # the table
     assert (tmp_path / "out" / "relu_accuracy" / "report.json").exists()
+
+
+def test_a_planted_case_that_left_no_report_is_scored_as_wrong(tmp_path):
+    case = {"name": "c", "script": "c.py", "kind": "accuracy", "graphs": 1, "graph_index": 0, "stage": "inductor",
+            "culprit_ops": ["relu"], "min_ops": 1, "device": "cpu"}
+    crashed = score(case, 1, 5.0, tmp_path / "nothing-here")
+    timed_out = score(case, None, 5.0, tmp_path / "nothing-here")
+    assert crashed.note == "no report (exit 1)" and not crashed.correct
+    totals = summary([crashed, timed_out])
+    assert (totals["correct"], totals["scored"]) == (0, 2)

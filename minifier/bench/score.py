@@ -122,9 +122,16 @@ def failing_dynamo_graph(report: dict) -> int | None:
     return row.get("dynamo_graph", index) if row else index
 
 
+def expected_miss(r: Row) -> bool:
+    """Not scored: skipped here (needs CUDA), or a miss the manifest expects (a backward-graph bug)."""
+    return r.note.startswith("skipped") or "backward" in r.note
+
+
 def summary(rows: list[Row]) -> dict:
-    """Totals; the per-column counts are over planted cases, `correct`/`scored` over all scored rows."""
-    scored = [r for r in rows if r.graph_ok is not None and not r.nothing_expected]
+    """Totals; the per-column counts are over planted cases, `correct`/`scored` over all scored rows.
+    A planted case that timed out or left no report is scored, as wrong; only a case skipped (no
+    CUDA here) or one whose miss is expected (a bug in a backward graph) is not."""
+    scored = [r for r in rows if not r.nothing_expected and not expected_miss(r)]
     programs = [r for r in rows if r.nothing_expected and not r.note.startswith("skipped")]
     walls = sorted(r.wall for r in rows if r.wall is not None)
     out = {"cases": len(rows), "scored": len(scored) + len(programs),
