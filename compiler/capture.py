@@ -135,7 +135,7 @@ class RecordingBackend:
                   "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
                   "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled(),
                   "part": "forward", "dynamo_graph": key, "key": str(key),
-                  "context": current_context(input_device_type(example_inputs))}
+                  "context": current_context(input_device_type(example_inputs)), "symbolic": _symbolic_inputs(gm)}
         eager_gm = gm
         try:
             session.forward_rows[key] = {row["name"]: row for row in _write_graph(folder, gm)}
@@ -235,6 +235,17 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
+
+
+def _symbolic_inputs(gm: torch.fx.GraphModule) -> bool:
+    """Whether Dynamo traced the graph with symbolic sizes (dynamic=True, mark_dynamic, or a
+    recompile after a new shape): a replay with the plain numbers of one call compiles it static."""
+    for p in gm.graph.find_nodes(op="placeholder"):
+        value = p.meta.get("example_value")
+        if isinstance(value, torch.SymInt) or (
+                isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape)):
+            return True
+    return False
 
 
 def _concrete(x):

@@ -6,7 +6,9 @@ raises (`compile_error`). Eager, aot_eager and aot_eager_decomp_partition never 
 only the `inductor` stage shows it. The op must reach Inductor undecomposed (e.g. `sigmoid`,
 `tanh`, `exp`, `relu`, `mul`; not `gelu` or `silu`, which Inductor decomposes first).
 
-Spec string: `lowering:OP[.OVERLOAD][:KIND[:FORM]]`, e.g. `lowering:sigmoid:accuracy:negate`.
+Spec string: `lowering:OP[.OVERLOAD][:KIND[:FORM[:symbolic]]]`, e.g. `lowering:sigmoid:accuracy:negate`.
+`symbolic` makes the lowering wrong only where an input's size is symbolic (dynamic shapes):
+a bug that a replay with static shapes cannot show.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from compiler.inject_spec import VALUE_FORMS, BugSpec, check_choice
 KINDS = ("accuracy", "compile_error")
 
 
-def patch_lowering(op, kind="accuracy", form="add_one"):
+def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
     """Wrap Inductor's lowering of aten `op` (all overloads, or `op.overload`); returns undo."""
     import torch
     from torch._inductor import lowering
@@ -51,6 +53,9 @@ def patch_lowering(op, kind="accuracy", form="add_one"):
         original = table[target]
 
         def buggy(*args, _original=original, **kwargs):
+            sizes = [s for a in args if hasattr(a, "get_size") for s in a.get_size()]
+            if only_symbolic and all(getattr(s, "is_number", True) for s in sizes):
+                return _original(*args, **kwargs)
             if kind == "compile_error":
                 raise RuntimeError(f"injected lowering bug: aten.{op} cannot be lowered")
             out = _original(*args, **kwargs)
@@ -75,6 +80,7 @@ class LoweringBug(BugSpec):
     op: str
     kind: str = "accuracy"
     form: str | None = None
+    when: str | None = None  # "symbolic": only where an input's size is symbolic
 
     target = "lowering"
     patcher = staticmethod(patch_lowering)
@@ -83,13 +89,16 @@ class LoweringBug(BugSpec):
         check_choice("lowering injection kind", self.kind, KINDS)
         if self.form is not None:
             check_choice("accuracy form", self.form, VALUE_FORMS)
+        if self.when is not None:
+            check_choice("lowering injection condition", self.when, ("symbolic",))
 
     def patch_args(self) -> dict:
-        return {"op": self.op, "kind": self.kind, "form": self.form or "add_one"}
+        return {"op": self.op, "kind": self.kind, "form": self.form or "add_one",
+                "only_symbolic": self.when == "symbolic"}
 
     @staticmethod
     def parse(body: str) -> "LoweringBug":
         parts = body.split(":")
-        if not parts[0] or len(parts) > 3:
-            raise ValueError(f"bad lowering injection {body!r}: expected lowering:OP[:KIND[:FORM]]")
+        if not parts[0] or len(parts) > 4:
+            raise ValueError(f"bad lowering injection {body!r}: expected lowering:OP[:KIND[:FORM[:symbolic]]]")
         return LoweringBug(parts[0], *(parts[1:] or []))

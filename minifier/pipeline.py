@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch.fx as fx
@@ -20,7 +20,7 @@ from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.graph_values import load_graph, record_values
-from minifier.program.stage import nothing_failed
+from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.reduce.graph_edit import op_label, op_nodes
@@ -72,7 +72,10 @@ def _run(session: Session) -> Result:
     rows, localized = _localize_while_verifying(session, found)
     if not any(b.small is not None for b in found.bugs):
         write_report(session.out, _base_report(session, capture, rows, found.evaluator_list()))
-        raise _not_reproduced(capture, found.bugs[0])
+        error = _not_reproduced(capture, found.bugs[0])
+        if found.bugs[0].reproduced == 0:  # not flaky: the replay is not the script's run
+            return replay_failed(session, capture, error)
+        raise error
     report = _final_report(session, capture, found, rows, localized)
     _write_outputs(session, report, localized, found.evaluator_list())
     return Result(EXIT_OK if report["status"] == "reproduced" else EXIT_NOT_REPRODUCED, report)
@@ -139,9 +142,33 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
     with modes():
         bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
+        if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
+            bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)
     g.record["bugs"] = len(bugs)
     found.to_localize.append((g, gm, values, last, bugs))
+
+
+def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator,
+                    static: list[Bug], search: BugSearch) -> tuple[list[Bug], Evaluator]:
+    """The replay differs from the script in one way that can be tried: the script compiled the
+    graph with symbolic sizes, the replay with the numbers of one call. Replayed with
+    dynamic=True, does it fail? Then that is the difference that matters, said in one line, and
+    the bug is reduced (and its repro written) with dynamic=True."""
+    session.ui.step(f"graph {g.index}: passes when replayed with static sizes; the script traced it with "
+                    f"symbolic sizes, so replaying it with dynamic=True")
+    dynamic = replace(ev, spec=replace(ev.spec, dynamic=True))
+    bugs, last = bugs_in_graph(g.index, gm, values, dynamic, g.failure["signature"], search)
+    if not bugs or bugs[0].reproduced == 0:
+        g.record["replay_note"] = ("replayed with static sizes and with dynamic=True (the script's symbolic sizes): "
+                                   "it passes both ways")
+        return static, ev
+    g.record["replay_note"] = (f"fails only with dynamic shapes (as the script traced it): replayed static it "
+                               f"passes, with dynamic=True it fails {bugs[0].reproduced}/{bugs[0].tries}")
+    session.ui.step(f"graph {g.index}: {g.record['replay_note']}")
+    for bug in bugs:
+        bug.notes["replay"] = g.record["replay_note"]
+    return bugs, last
 
 
 def _fails_seeded(g: GraphRecord, gm: fx.GraphModule, ev: Evaluator) -> bool:
@@ -185,6 +212,8 @@ def _not_reproduced(capture: Capture, first: Bug) -> UserError:
     if record.get("unreplayable_config"):
         what += ("; the script set Inductor config that cannot be carried to another process: "
                  + ", ".join(record["unreplayable_config"]))
+    if record.get("replay_note"):
+        what += f"; {record['replay_note']}"
     return UserError(f"graph {first.graph} failed in the script ({first.message or first.signature}) but {what}",
                      EXIT_NOT_REPRODUCED)
 
@@ -236,6 +265,8 @@ def _bug_row(bug: Bug) -> dict:
                        "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
            "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
+    if bug.notes.get("replay"):
+        row["replay"] = bug.notes["replay"]
     if bug.small is not None:
         row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)],
                    passes=bug.notes.get("passes", {}))  # per pass: runs, compiles, successes

@@ -20,7 +20,7 @@ from minifier.workers.session import Session
 def nothing_failed(session: Session, capture: Capture) -> Result:
     """No graph fails on its own: check the program end to end (minifier.program.interaction), and if
     it fails, name the smallest set of graphs that must be compiled together for it to fail."""
-    opts, out, work, start, say = session.opts, session.out, session.work, session.start, session.ui.step
+    out, start, say = session.out, session.start, session.ui.step
     script = capture.script
     report = {"status": "nothing_failed", "graphs": [graph_row(g) for g in capture.graphs],
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
@@ -30,6 +30,32 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     if not capture.graphs and what is None:
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     say("no graph fails on its own: checking the whole program against a run with nothing compiled")
+    eager, e2e = _end_to_end(session, capture, report, what)
+    if e2e is None:
+        report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
+        write_report(out, report)
+        return Result(EXIT_NOTHING_FAILED, report)
+    return _program_level(session, capture, eager, e2e, report)
+
+
+def replay_failed(session: Session, capture: Capture, why: UserError) -> Result:
+    """A graph failed in the script but passes when replayed alone (some of the script's state
+    is not in the graph, or cannot be carried to another process): the program itself is then
+    reduced, as for a failure no single graph shows, if its outputs differ from a run with
+    nothing compiled; otherwise `why` is the answer."""
+    session.ui.step(f"{why}; checking the whole program against a run with nothing compiled instead")
+    report = {"status": "replay_failed", "script": str(session.opts.script), "replay": str(why),
+              "graphs": [graph_row(g) for g in capture.graphs], "graph_count": len(capture.graphs)}
+    eager, e2e = _end_to_end(session, capture, report, interaction.script_failure(capture.script))
+    if e2e is None:
+        raise why
+    return _program_level(session, capture, eager, e2e, report)
+
+
+def _end_to_end(session: Session, capture: Capture, report: dict, what) -> tuple[Capture, object]:
+    """The program run with nothing compiled, and how the compiled run's outputs differ from it
+    (None: they agree, or the program is not deterministic enough to tell)."""
+    opts, work = session.opts, session.work
     eager = run_capture(program_of(opts), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
                         eager=True, injections=opts.injections)
     if what is not None and interaction.script_failure(eager.script) == what:
@@ -45,11 +71,7 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
                                     "why": f"graphs {random} draw random numbers" if random else
                                     "two runs with nothing compiled differ: the script is not deterministic"}
             e2e = None
-    if e2e is None:
-        report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
-        write_report(out, report)
-        return Result(EXIT_NOTHING_FAILED, report)
-    return _program_level(session, capture, eager, e2e, report)
+    return eager, e2e
 
 
 def _program_level(session: Session, capture: Capture, eager: Capture, e2e, report: dict) -> Result:

@@ -180,6 +180,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     table.add_row("stage", bug["stage"] + ("" if bug["stage"] == "inductor" else
                                            "  (fails before Inductor: not an Inductor bug)"))
     table.add_row("reproduced", f"{bug['reproduced']} times" + ("  [red]flaky[/red]" if bug.get("flaky") else ""))
+    if bug.get("replay"):
+        table.add_row("replay", bug["replay"])
     if bug.get("first_divergent_nodes"):
         _divergence_rows(table, bug)
     elif bug.get("first_divergent"):

@@ -15,7 +15,7 @@ def verdict_kind(g) -> str:
 
 def graph_row(g) -> dict:
     verdict = g.record.get("verdict") or {}
-    note = g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None) \
+    note = g.record.get("replay_note") or g.record.get("rng_note") or (verdict.get("message") if verdict.get("status") == "invalid" else None) \
         or (verdict.get("message", "")[:160] if verdict.get("kind") == "numerics" else None)
     return {"index": g.index, "key": g.key, "part": g.part, "dynamo_graph": g.dynamo_graph,
             "nodes": g.nodes, "failing": bool(g.failure),
