@@ -4,8 +4,7 @@ Two failures are the same when their signatures match, the ops to blame do and b
 neither are a wrong gradient: accuracy signatures carry no op, so the op is taken from the
 first wrong output (every step's output is returned); for an exception, and for a gradient
 (of a program checked through backward, whose outputs are right), every op of the program is
-a suspect. Masks are the failures a
-campaign no longer reports.
+a suspect. Masks are the failures a campaign no longer reports.
 
 Failures are ranked by what they cost a user (RANKS): a crash, hang or error where eager runs;
 then wrong values; then a NaN/Inf pattern; then a signed zero or a layout, listed apart
