@@ -21,6 +21,7 @@ import torch
 
 from compiler.ladder import Judging, compare_tensor
 from compiler.fp64_reference import Fp64Everywhere
+from compiler.grads import Backward, gradient_output
 from compiler.rungs import RUNG_WORDS, RUNGS
 from compiler.signature import exception_signature, ladder_signature
 from compiler.tensor_kinds import copy_tensor, is_zero_tensor
@@ -94,10 +95,14 @@ def _storage(t):
 
 
 def run(fn, inputs) -> Run:
+    """`fn` on copies of `inputs`; the gradients a backward pass inside `fn` left on the copies
+    (compiler.grads.Backward) come back as outputs `grad[i]`, judged as the others are."""
     args = clone_inputs(inputs)
     out = fn(*args)
     mutated = {f"input[{i}]": a for i, (a, b) in enumerate(zip(args, inputs))
                if isinstance(a, torch.Tensor) and not _same_bits(a.detach(), b.detach())}
+    mutated.update({f"grad[{i}]": a.grad for i, a in enumerate(args)
+                    if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is not None})
     value = {"out": out, **mutated} if mutated else out
     storages = {_storage(a): i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _storage(a)}
     aliases = {path: storages.get(_storage(v)) for path, v in flatten(value)
@@ -205,6 +210,8 @@ def outcome_of(metrics: list, stage: str, ref_name: str = "") -> Outcome:
     """The Outcome of compared outputs: the first rung any output fails, else a pass (kind
     `numerics` when outputs still differ from eager, with the evidence in the metrics)."""
     failing = [m for m in metrics if not m["ok"] and not m.get("noise")]
+    forward = [m for m in failing if gradient_output(m.get("output", "")) is None]
+    failing = forward or failing  # a gradient is a finding of its own only where the outputs are right
     if not failing:
         noise = [m for m in metrics if m.get("noise")]
         if noise:
@@ -279,6 +286,8 @@ def _graph(model):
 
     from compiler.graph_code import TRACING
 
+    if isinstance(model, Backward):  # the forward function's graph says which outputs are exact
+        model = model.fn
     if isinstance(model, fx.GraphModule):
         return model.graph
     try:
@@ -307,5 +316,6 @@ def exact_outputs(model, value) -> set:
     output = next(iter(graph.find_nodes(op="output")))
     returned = output.args[0]
     base = flatten(value)
-    prefix = "out['out']" if isinstance(value, dict) and "out" in value and any("input[" in p for p, _ in base) else "out"
+    extra = any("input[" in p or "grad[" in p for p, _ in base)  # run() put the outputs under "out"
+    prefix = "out['out']" if isinstance(value, dict) and "out" in value and extra else "out"
     return {path for path, node in flatten(returned, prefix) if node in exact}

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from minifier.fuzz.drawn_program import Program
-from minifier.fuzz.failures import Failure, Masks, classify
+from minifier.fuzz.failures import Failure, Masks, classify, gradient_of
 from minifier.reduce.delta import shortest_failing_prefix
 from minifier.workers.job import Job
 
@@ -36,6 +36,7 @@ class FuzzOptions:
     out: Path = Path("minify-out/fuzz")
     max_steps: int = 4
     allow_nonfinite: bool = True  # NaN and +-Inf among the drawn values
+    backward: float = 0.25  # share of drawn programs also checked through backward (their inputs' gradients)
     database: Path | None = None  # hypothesis's example database (a folder); None: no saving
     replay: bool = False  # only replay the failures saved in `database`
     shrink_compiles: int = 30  # new programs checked while shrinking one failure
@@ -73,7 +74,7 @@ def to_device(t: torch.Tensor, device: str) -> torch.Tensor:
 def database_digest(opts: FuzzOptions) -> bytes:
     """Campaigns drawing from the same ops, dtypes, values and plants share database entries."""
     drawn = (sorted(opts.ops or []), sorted(opts.dtypes or []), opts.max_steps, opts.allow_nonfinite,
-             sorted(opts.injections), opts.device)
+             sorted(opts.injections), opts.device) + ((opts.backward,) if opts.backward else ())
     return hashlib.sha256(repr(drawn).encode()).digest()
 
 
@@ -112,10 +113,11 @@ class Runner:
         case = self.work / "examples" / key
         case.mkdir(parents=True, exist_ok=True)
         torch.save({n: to_device(t, self.opts.device) for n, t in program.inputs.items()}, case / "values.pt")
-        (case / "program.py").write_text(program.function_source())
+        flags = "# dynamic=True\n" * program.dynamic + "# checked through backward\n" * program.backward
+        (case / "program.py").write_text(flags + program.function_source())
         spec = CompileSpec(dynamic=True if program.dynamic else None)
         job = Job(source=program.module_source(), inputs=tuple(program.inputs), case_dir=str(case),
-                  spec=spec.to_dict(), stage="inductor", injections=tuple(self.injections))
+                  spec=spec.to_dict(), stage="inductor", injections=tuple(self.injections), backward=program.backward)
         answer = self.pool.run(job.to_dict())
         verdict = {k: answer.get(k) for k in ("status", "kind", "signature", "rung", "message")}
         (case / "outcome.json").write_text(json.dumps(verdict, default=str))
@@ -133,7 +135,8 @@ class Campaign:
 
         self.opts, self.runner, self.masks, self.say = opts, runner, masks, say
         self.strategy = programs(ops=opts.ops, dtypes=opts.dtypes, max_steps=opts.max_steps,
-                                 allow_nonfinite=opts.allow_nonfinite, device_type=torch.device(opts.device).type)
+                                 allow_nonfinite=opts.allow_nonfinite, device_type=torch.device(opts.device).type,
+                                 backward=opts.backward)
         self.deadline = time.monotonic() + opts.max_time if opts.max_time else None
         self.generated = 0  # examples drawn outside shrinking, over all rounds
         self.masked = 0
@@ -250,7 +253,8 @@ class Campaign:
 
     def same_failure(self, program: Program, failure: Failure) -> bool:
         outcome = self.runner.outcome(program)
-        return outcome.get("status") == "fail" and outcome.get("signature") == failure.signature
+        return outcome.get("status") == "fail" and outcome.get("signature") == failure.signature \
+            and (gradient_of(outcome, program) is None) == (failure.gradient is None)
 
     def run(self) -> list[Failure]:
         """Rounds until the budget is spent; the failures, most costly for a user first."""

@@ -30,18 +30,43 @@ INPUTS = Path(__file__).with_name({inputs_file!r})  # read only when an input is
 
 {function}
 
-def main():
-    return torch.compile(program{compile_args})(*make_inputs())
-
+{main}
 
 if __name__ == "__main__":
     main()
 '''
 
 
+FORWARD_MAIN = """def main():
+    return torch.compile(program{compile_args})(*make_inputs())
+"""
+
+BACKWARD_MAIN = """{loss}
+
+def main():
+    inputs = [x.detach().requires_grad_() if x.is_floating_point() else x for x in make_inputs()]
+    outputs = torch.compile(program{compile_args})(*inputs)
+    weighted_loss(outputs).backward()  # the inputs' gradients are what compiled gets wrong
+    return outputs, [x.grad for x in inputs if x.requires_grad]
+"""
+
+
+def main_source(failure: Failure) -> str:
+    """The case's main(): the compiled call, and for a program checked through backward the
+    backward pass from the loss the fuzzer checked (compiler.grads.weighted_loss, its source)."""
+    import inspect
+
+    from compiler.grads import weighted_loss
+
+    compile_args = ", dynamic=True" if failure.program.dynamic else ""
+    if not failure.program.backward:
+        return FORWARD_MAIN.format(compile_args=compile_args)
+    return BACKWARD_MAIN.format(loss=inspect.getsource(weighted_loss).rstrip(), compile_args=compile_args)
+
+
 def case_name(index: int, failure: Failure) -> str:
     ops = "_".join(re.sub(r"\W+", "_", op.split(".")[-1]) for op in failure.suspects[:3])
-    return f"fuzz_{index}_{ops}_{failure.kind}"
+    return f"fuzz_{index}_{ops}_{failure.kind}{'_grad' if failure.gradient else ''}"
 
 
 def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> Path:
@@ -60,7 +85,7 @@ def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> 
     script.write_text(CASE_TEMPLATE.format(
         seed=opts.seed, example=failure.example, key=failure.key, message=failure.message.replace('"""', "'''"),
         inputs="; ".join(program.describe_inputs()), plant=plant, function=program.function_source(),
-        inputs_file=f"{name}.pt", make_inputs=plan.source, compile_args=", dynamic=True" if program.dynamic else ""))
+        inputs_file=f"{name}.pt", make_inputs=plan.source, main=main_source(failure)))
     return script
 
 

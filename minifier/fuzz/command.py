@@ -23,8 +23,8 @@ from minifier.fuzz.cases import case_name, mark_duplicates, reduce_failure, writ
 from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
-                   [--device D] [--inject SPEC] [--mask SIG_OR_OP] [--finite-only] [--db DIR] [--replay]
-                   [-o OUT]
+                   [--device D] [--inject SPEC] [--mask SIG_OR_OP] [--finite-only] [--backward P]
+                   [--db DIR] [--replay] [-o OUT]
 
 Draw small programs of Inductor-lowered ops, compare compiled with eager, shrink each
 distinct failure with hypothesis and minify it into a verified repro. Exit status: 0 nothing
@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--finite-only", action="store_true", help="draw no NaN/Inf input values (edges such as "
                    "-0.0, denormals and integer min/max are still drawn)")
     p.add_argument("--allow-nonfinite", action="store_true", help=argparse.SUPPRESS)  # the default now
+    p.add_argument("--backward", type=float, default=0.25, metavar="P",
+                   help="share of programs also checked through backward: floating inputs require grad and "
+                        "their gradients are compared (default 0.25; 0: forward only)")
     p.add_argument("--db", type=Path, metavar="DIR", help="hypothesis example database to save findings in and "
                    "replay from (default OUT/examples-db; share one folder between campaigns, pytest-xdist "
                    "and HypoFuzz)")
@@ -70,7 +73,8 @@ def options(ns: argparse.Namespace) -> FuzzOptions:
     return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=max_examples, max_time=ns.max_time,
                        seed=ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
                        max_steps=max(1, ns.max_steps), allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
-                       quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay)
+                       quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay,
+                       backward=ns.backward)
 
 
 def validate(opts: FuzzOptions) -> str | None:
@@ -85,6 +89,8 @@ def validate(opts: FuzzOptions) -> str | None:
         torch.device(opts.device)
     except (KeyError, RuntimeError) as exc:
         return str(exc).strip("'\"")
+    if not 0 <= opts.backward <= 1:
+        return f"--backward {opts.backward}: a share, from 0 to 1"
     return bad_spec(opts.injections)
 
 
@@ -163,6 +169,7 @@ def failure_row(number: int, failure: Failure) -> dict:
             "rank": failure.rank, "cost": RANKS[failure.rank], "rung": failure.rung, "dtype": failure.dtype,
             "message": failure.message, "suspects": failure.suspects, "ops": failure.program.ops(),
             "example": failure.example, "dynamic": failure.program.dynamic,
+            "backward": failure.program.backward, "gradient": failure.gradient,
             "program": failure.program.function_source(),
             "inputs": failure.program.describe_inputs()}
 

@@ -1,11 +1,13 @@
 """A fuzzed program as data: saved input tensors and a few op calls, and the Python source it
-renders to (a function for people, a `Repro` module for the workers). Imports only torch."""
+renders to (a function for people, a `Repro` module for the workers). Imports only torch (and
+compiler.grads, which imports only torch)."""
 from __future__ import annotations
 
 import functools
 import hashlib
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -39,6 +41,7 @@ class Program:
     inputs: dict[str, torch.Tensor]
     steps: list[Step]
     dynamic: bool = False  # compiled with dynamic=True (symbolic sizes)
+    backward: bool = False  # floating inputs require grad; their gradients are checked (compiler.grads)
 
     def ops(self) -> list[str]:
         return [s.op for s in self.steps]
@@ -60,7 +63,7 @@ class Program:
         """The first `count` steps, with only the inputs they read."""
         kept = self.steps[:count]
         used = {r.name for step in kept for r in refs([step.args, step.kwargs])}
-        return Program({n: t for n, t in self.inputs.items() if n in used}, list(kept), self.dynamic)
+        return Program({n: t for n, t in self.inputs.items() if n in used}, list(kept), self.dynamic, self.backward)
 
     def eager_values(self) -> dict:
         """Every input's and step's value, computed eagerly (no grad)."""
@@ -88,7 +91,29 @@ class Program:
                  if j != index]
         used = {r.name for step in steps for r in refs([step.args, step.kwargs])}
         inputs = {n: t for n, t in {**self.inputs, name: values[gone.name]}.items() if n in used}
-        return Program(inputs, steps, self.dynamic)
+        return Program(inputs, steps, self.dynamic, self.backward)
+
+    def differentiable(self) -> bool:
+        """Whether a backward pass can check it: a floating input, a floating output that needs
+        a gradient, and eager runs backward (each op has a derivative)."""
+        from compiler.grads import requiring_grad, weighted_loss
+
+        inputs = requiring_grad(self.input_list())
+        if not any(t.requires_grad for t in inputs):
+            return False
+        values = dict(zip(self.inputs, inputs))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for step in self.steps:
+                    fn = functools.reduce(getattr, step.call.split(".")[1:], torch)
+                    values[step.output] = fn(*resolve(step.args, values), **resolve(step.kwargs, values))
+                loss = weighted_loss([values[step.output] for step in self.steps])
+                if loss is not None:
+                    loss.backward()
+        except Exception:
+            return False
+        return loss is not None
 
     def input_list(self) -> list[torch.Tensor]:
         return list(self.inputs.values())
@@ -98,14 +123,16 @@ class Program:
 
     def key(self) -> str:
         """Same source and same inputs (values, strides, offsets) give the same key."""
-        h = hashlib.sha256(self.module_source().encode() + (b"dynamic" if self.dynamic else b""))
+        h = hashlib.sha256(self.module_source().encode() + (b"dynamic" if self.dynamic else b"")
+                           + (b"backward" if self.backward else b""))
         for t in self.inputs.values():
             h.update(repr((t.dtype, tuple(t.shape), t.stride(), t.storage_offset())).encode())
             h.update(bytes(t.untyped_storage()))
         return h.hexdigest()[:16]
 
     def __repr__(self) -> str:
-        return "\n".join(["Program:" + (" (dynamic=True)" if self.dynamic else ""),
+        flags = (" (dynamic=True)" if self.dynamic else "") + (" (backward)" if self.backward else "")
+        return "\n".join(["Program:" + flags,
                           *[f"  # {d}" for d in self.describe_inputs()],
                           *[f"  {line}" for line in self.function_source().splitlines()]])
 

@@ -1,9 +1,10 @@
 """What a fuzzing failure is, and when two are the same.
 
-Two failures are the same when their signatures match and the ops to blame do: accuracy
-signatures carry no op, so the op is taken from the first wrong output (every step's output
-is returned); for an exception, every op of the program is a suspect. Masks are the failures a
-campaign no longer reports.
+Two failures are the same when their signatures match, the ops to blame do and both or
+neither are a wrong gradient: accuracy signatures carry no op, so the op is taken from the
+first wrong output (every step's output is returned); for an exception, and for a gradient
+(of a program checked through backward, whose outputs are right), every op of the program is
+a suspect. Masks are the failures a campaign no longer reports.
 
 Failures are ranked by what they cost a user (RANKS): a crash, hang or error where eager runs;
 then wrong values; then a NaN/Inf pattern; then a signed zero or a layout, listed apart
@@ -39,10 +40,12 @@ class Failure:
     example: int = 0  # examples drawn when it was first seen
     rung: str = ""  # the oracle's rung that fired ("exception" for errors)
     dtype: str = ""  # of the first wrong output, else of the program's inputs
+    gradient: str | None = None  # `grad[x1]`: the first wrong output is the gradient of input x1
 
     @property
     def key(self) -> str:
-        return f"{self.signature} [{', '.join(self.suspects)}]"
+        where = f" {self.gradient}" if self.gradient else ""
+        return f"{self.signature}{where} [{', '.join(self.suspects)}]"
 
     @property
     def rank(self) -> int:
@@ -50,19 +53,40 @@ class Failure:
 
 
 
+def first_wrong(outcome: dict) -> dict:
+    """The metrics of the output the oracle judged by: the first wrong one on the failing rung,
+    a step's output before a gradient (compiler.oracle.outcome_of)."""
+    from compiler.grads import gradient_output
+
+    wrong = [m for m in outcome.get("metrics") or [] if not m.get("ok") and not m.get("noise")]
+    wrong = [m for m in wrong if gradient_output(m.get("output", "")) is None] or wrong
+    return next((m for m in wrong if m.get("rung", "values") == outcome.get("rung")), wrong[0] if wrong else {})
+
+
 def suspects(outcome: dict, program: Program) -> list[str]:
-    """Ops to blame: the step of the first wrong output for accuracy, else every op."""
+    """Ops to blame: the step of the first wrong output for accuracy (`out[2]`, or `out['out'][2]`
+    beside written inputs or gradients), else every op."""
     if outcome.get("kind") == "accuracy":
-        bad = next((m for m in outcome.get("metrics") or [] if not m.get("ok")), {})
-        match = re.match(r"out\[(\d+)\]", bad.get("output", ""))
+        match = re.match(r"out(?:\['out'\])?\[(\d+)\]", first_wrong(outcome).get("output", ""))
         if match and int(match.group(1)) < len(program.steps):
             return [program.steps[int(match.group(1))].op]
     return sorted(set(program.ops()))
 
 
+def gradient_of(outcome: dict, program: Program) -> str | None:
+    """`grad[x1]` when the first wrong output of an accuracy failure is input x1's gradient."""
+    from compiler.grads import gradient_output
+
+    if outcome.get("kind") != "accuracy":
+        return None
+    index = gradient_output(first_wrong(outcome).get("output", ""))
+    names = list(program.inputs)
+    return None if index is None or index >= len(names) else f"grad[{names[index]}]"
+
+
 def failing_dtype(outcome: dict, program: Program) -> str:
-    bad = next((m for m in outcome.get("metrics") or [] if not m.get("ok") and m.get("dtype")), None)
-    if bad:
+    bad = first_wrong(outcome)
+    if bad.get("dtype"):
         return bad["dtype"]
     return ",".join(sorted({str(t.dtype).replace("torch.", "") for t in program.input_list()}))
 
@@ -71,7 +95,7 @@ def classify(outcome: dict, program: Program, example: int = 0) -> Failure:
     kind = outcome.get("kind", "?")
     rung = outcome.get("rung") or (kind if kind in ("crash", "hang") else "")
     return Failure(outcome.get("signature") or kind, kind, outcome.get("message", ""), suspects(outcome, program),
-                   program, example, rung, failing_dtype(outcome, program))
+                   program, example, rung, failing_dtype(outcome, program), gradient_of(outcome, program))
 
 
 @dataclass
@@ -102,4 +126,5 @@ class Masks:
         if f.key in self.keys or self.ops & set(f.suspects) or f.rung in self.rungs or \
                 any(f.signature.startswith(s) for s in self.signatures):
             return True
-        return any(k.signature == f.signature and set(k.suspects) <= set(f.suspects) for k in self.known)
+        return any(k.signature == f.signature and set(k.suspects) <= set(f.suspects)
+                   and (k.gradient is None) == (f.gradient is None) for k in self.known)

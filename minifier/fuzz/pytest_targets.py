@@ -28,6 +28,7 @@ def check_program(program: Program, injections: Iterable = (), device: str = "cp
     with the oracle; returns its Outcome (status pass / fail / invalid)."""
     from compiler import settings as compiler_settings
     from compiler.graph_code import module_from_source
+    from compiler.grads import Backward, requiring_grad
     from compiler.inject import injected, parse_spec
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
     from compiler.oracle import check
@@ -38,23 +39,31 @@ def check_program(program: Program, injections: Iterable = (), device: str = "cp
     specs = [parse_spec(i) if isinstance(i, str) else i for i in injections]
     spec = CompileSpec(dynamic=True if program.dynamic else None)
     with injected(*specs), fresh_compile_state(spec):
-        return check(model, inputs, compile_for_stage(model, "inductor", spec), stage="inductor",
-                     atol=atol, rtol=rtol)
+        compiled = compile_for_stage(model, "inductor", spec)
+        if program.backward:  # the inputs' gradients are judged too
+            inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
+        return check(model, inputs, compiled, stage="inductor", atol=atol, rtol=rtol)
+
+
+BACKWARD = 0.25  # the share of programs fuzz_test checks through backward, as `minify fuzz` does
 
 
 def fuzz_test(ops: list[str] | None = None, dtypes: list[str] | None = None, *, max_steps: int = 3,
               max_examples: int = 20, injections: Iterable[str] = (), masks: Iterable[str] = (),
               device: str = "cpu", allow_nonfinite: bool = False, **settings_kwargs) -> Callable:
-    """A hypothesis test function over drawn programs; assign it to a `test_*` name.
+    """A hypothesis test function over drawn programs; assign it to a `test_*` name. About a
+    `backward=` share (default BACKWARD) of the programs are checked through backward too
+    (their inputs' gradients); `backward=0` checks forward only.
 
     `masks` are known failures not to report (an op, a signature prefix or a fuzz.json key);
     `settings_kwargs` go to hypothesis.settings (e.g. phases, database, derandomize)."""
     from hypothesis import HealthCheck, given, settings
 
+    backward = float(settings_kwargs.pop("backward", BACKWARD))  # not a hypothesis setting
     known = Masks.parse(list(masks))
     injections = list(injections)
     strategy = programs(ops=ops, dtypes=dtypes, max_steps=max_steps, allow_nonfinite=allow_nonfinite,
-                        device_type=device.split(":")[0])
+                        device_type=device.split(":")[0], backward=backward)
 
     def fuzz_inductor(program: Program) -> None:
         outcome = check_program(program, injections, device)
@@ -67,7 +76,8 @@ def fuzz_test(ops: list[str] | None = None, dtypes: list[str] | None = None, *, 
 
     # Every test made here has the same source; a digest of the arguments keeps their
     # entries in hypothesis's example database apart (the hook pytest.mark.parametrize uses).
-    arguments = repr((ops, dtypes, max_steps, injections, sorted(masks), device, allow_nonfinite))
+    arguments = repr((ops, dtypes, max_steps, injections, sorted(masks), device, allow_nonfinite)
+                     + ((backward,) if backward else ()))
     fuzz_inductor._hypothesis_internal_add_digest = hashlib.sha256(arguments.encode()).digest()
     config = settings(max_examples=max_examples, deadline=None,
                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,

@@ -17,7 +17,8 @@ for every other op, its own `sample_inputs` (valid shapes, indices and arguments
 
 The op catalog (minifier.fuzz.op_catalog), the program model (minifier.fuzz.drawn_program)
 and the tensor strategies (minifier.fuzz.tensor_strategies) sit beside this module; all four
-import only torch, hypothesis and each other, so users' own tests can import them.
+import only torch, hypothesis, each other and compiler.grads (torch only: the loss a backward
+check starts from), so users' own tests can import them.
 """
 from __future__ import annotations
 
@@ -217,15 +218,17 @@ def steps(draw, entry: OpEntry, b: Builder, dtypes: tuple = DEFAULT_DTYPES, allo
 
 
 def programs(ops=None, dtypes=None, max_steps: int = 4, allow_nonfinite: bool = False,
-             device_type: str = "cpu") -> st.SearchStrategy[Program]:
+             device_type: str = "cpu", backward: float = 0.0) -> st.SearchStrategy[Program]:
     """Programs of 1..max_steps op calls drawn from `ops` (names, default: every op in
-    `catalog()`), on tensors of `dtypes` (names or torch dtypes, default DEFAULT_DTYPES).
-    The op names are checked here, when the strategy is made, not at the first draw."""
+    `catalog()`), on tensors of `dtypes` (names or torch dtypes, default DEFAULT_DTYPES); about
+    a `backward` share of those that can be are checked through backward too (gradients of the
+    floating inputs). The op names are checked here, when the strategy is made, not at the first draw."""
     allowed = tuple(d if isinstance(d, torch.dtype) else parse_dtypes([d])[0] for d in (dtypes or DEFAULT_DTYPES))
     entries = [e for e in resolve_ops(ops) if e.dtypes(allowed, device_type)]
     if not entries:
         raise ValueError("no op supports any of the dtypes asked for")
-    return _programs(tuple(e.name for e in entries), allowed, max_steps, allow_nonfinite, device_type)
+    return _programs(tuple(e.name for e in entries), allowed, max_steps, allow_nonfinite, device_type,
+                     round(100 * backward))
 
 
 FAMILIES = ("unary", "binary", "reduction", "pointwise", "sampled")
@@ -247,7 +250,8 @@ def _op(draw, groups: list[list]):
 
 
 @st.composite
-def _programs(draw, names: tuple, allowed: tuple, max_steps: int, allow_nonfinite: bool, device_type: str):
+def _programs(draw, names: tuple, allowed: tuple, max_steps: int, allow_nonfinite: bool, device_type: str,
+              backward_percent: int = 0):
     groups = _by_family(names)  # names, not entries: hypothesis prints its arguments
     b = Builder(allow_nonfinite)
     draw(steps(draw(_op(groups)), b, allowed, allow_nonfinite, device_type))
@@ -257,5 +261,9 @@ def _programs(draw, names: tuple, allowed: tuple, max_steps: int, allow_nonfinit
         draw(steps(draw(_op(groups)), b, allowed, allow_nonfinite, device_type))
     program = b.program()
     program.dynamic = draw(st.sampled_from((False, False, False, True)))  # dynamic shapes now and then
+    # backward now and then (no draw at all when never: the forward-only draws stay as they were);
+    # shrinking moves the number down, towards forward only, which a backward-only bug resists
+    if backward_percent and draw(st.integers(0, 99)) >= 100 - backward_percent:
+        program.backward = program.differentiable()
     return program
 

@@ -37,10 +37,24 @@ def database():
     return DirectoryBasedExampleDatabase(os.environ.get("MINIFY_FUZZ_DB", ".minify-fuzz-db"))
 
 
+def _shared_database():
+    """The database, made hypothesis's default too: HypoFuzz fuzzes only tests whose database is
+    the default profile's (any other it leaves out, as `differing_database`)."""
+    from hypothesis import settings
+
+    db = database()
+    settings.register_profile("minify-fuzz-targets", database=db)
+    settings.load_profile("minify-fuzz-targets")
+    return db
+
+
+DATABASE = _shared_database()
+
+
 def _target(ops: list[str] | None, **kwargs):
     masks = [m for m in os.environ.get("MINIFY_FUZZ_MASK", "").split(",") if m]
     return fuzz_test(ops=ops, max_examples=int(os.environ.get("MINIFY_FUZZ_EXAMPLES", "50")), masks=masks,
-                     allow_nonfinite=True, database=database(), **kwargs)
+                     allow_nonfinite=True, database=DATABASE, **kwargs)
 
 
 POINTWISE = ["abs", "neg", "sign", "floor", "ceil", "round", "trunc", "frac", "sqrt", "rsqrt", "exp", "log", "log1p",

@@ -39,6 +39,7 @@ class Job:
     node_names: tuple | None = None  # divergence: the graph's node names, in order
     timeout: float | None = None  # seconds after which the run is a hang (None: the pool's)
     kernel_threads: int = 1  # threads that build new kernels
+    backward: bool = False  # check: floating inputs require grad; their gradients are judged too (compiler.grads)
 
     def __post_init__(self) -> None:
         for name in _TUPLES:
@@ -47,10 +48,10 @@ class Job:
                 object.__setattr__(self, name, tuple(value))
 
     def key(self) -> str:
-        """The cache key: a hash of what is asked (KEY_FIELDS, with `op`, `runs` and `ignore`
-        where they differ from a single check with the whole ladder)."""
+        """The cache key: a hash of what is asked (KEY_FIELDS, with `op`, `runs`, `ignore` and
+        `backward` where they differ from a single forward check with the whole ladder)."""
         names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
-            + (("ignore",) if self.ignore else ())
+            + (("ignore",) if self.ignore else ()) + (("backward",) if self.backward else ())
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -21,6 +21,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check
     from compiler.context import graph_modes
+    from compiler.grads import Backward, requiring_grad
 
     spec = CompileSpec.from_dict(job.spec)
     inputs = resolve_inputs(values.get(job.case_dir), job.inputs)
@@ -32,6 +33,8 @@ def run_check(job: Job, values: CaseValues) -> dict:
     with inject.injected(*injections):
         with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
             compiled = compile_for_stage(model, job.stage, spec)
+            if job.backward:  # gradients judged too: eager's and the compiled backward graph's
+                inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
             outcomes = []
             for _ in range(job.runs):  # no run after one that killed the CUDA context
                 outcomes.append(check(model, inputs, compiled, stage=job.stage, **tolerance))
@@ -51,12 +54,16 @@ def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
     """Random ops: compare again from one seed with Inductor drawing numbers as eager does."""
     from dataclasses import replace
 
+    from compiler.grads import Backward
     from compiler.stages import compile_for_stage, fresh_compile_state
     from compiler.oracle import check
 
     seeded_spec = replace(spec, config={**spec.config, "fallback_random": True})
+    forward = model.fn if isinstance(model, Backward) else model
     with fresh_compile_state(seeded_spec):
-        seeded = check(model, inputs, compile_for_stage(model, stage, seeded_spec), stage=stage, seed=0, **tolerance)
+        compiled = compile_for_stage(forward, stage, seeded_spec)
+        compiled = Backward(compiled) if isinstance(model, Backward) else compiled
+        seeded = check(model, inputs, compiled, stage=stage, seed=0, **tolerance)
     if seeded.status == "pass":
         outcome.message += ("; from one seed with fallback_random=True compiled matches eager: "
                             "only random-number generation differs, not a compiler bug")

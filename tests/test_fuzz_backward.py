@@ -1,0 +1,91 @@
+"""`minify fuzz` through backward: a bug only the backward graph carries is found as a wrong
+gradient, shrunk, written as a case script that calls backward, minified and verified; a
+forward-only campaign does not see it."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT, run_minify
+from compiler.grads import Backward, requiring_grad, weighted_loss
+from compiler.oracle import check
+from minifier.fuzz.drawn_program import Program, Ref, Step
+from minifier.fuzz.failures import Masks, classify
+
+# tanh' = 1 - y*y: the backward graph subtracts, the forward of these three ops never does
+OPS = ["tanh", "neg", "abs"]
+BACKWARD_ONLY = "sub:accuracy:add_one"
+
+
+def tanh_program(backward: bool) -> Program:
+    x = torch.linspace(-2, 2, 6).reshape(2, 3)
+    return Program({"x0": x}, [Step("tanh", "torch.tanh", [Ref("x0")], {}, "v0"),
+                               Step("neg", "torch.neg", [Ref("v0")], {}, "v1")], backward=backward)
+
+
+def test_weighted_loss_weights_show_sign_and_scale():
+    x = torch.zeros(7, requires_grad=True)
+    weighted_loss((x * 1, [torch.ones(2)])).backward()  # a list inside; an output without grad
+    assert x.grad.tolist() == [0.5, -1.0, 1.5, -0.5, 1.0, -1.5, 0.5]
+    assert weighted_loss([torch.arange(3)]) is None  # nothing floating that needs a gradient
+
+
+def test_backward_flag_survives_shrinking_and_changes_the_key():
+    program = tanh_program(backward=True)
+    assert program.differentiable()
+    assert program.prefix(1).backward and program.without_step(0, program.eager_values()).backward
+    assert program.key() != tanh_program(backward=False).key()
+    ints = Program({"x0": torch.arange(4)}, [Step("neg", "torch.neg", [Ref("x0")], {}, "v0")])
+    assert not ints.differentiable()  # no floating input: nothing to differentiate
+
+
+def test_the_oracle_judges_gradients_and_names_them():
+    model = lambda x: (torch.tanh(x),)  # noqa: E731
+    wrong = lambda x: (torch.tanh(x) + (x - x.detach()) * 2,)  # noqa: E731 - right values, wrong gradient
+    inputs = requiring_grad([torch.linspace(-1, 1, 8)])
+    outcome = check(Backward(model), inputs, Backward(wrong))
+    assert outcome.status == "fail" and outcome.signature == "accuracy@inductor"
+    assert "grad[0]" in outcome.message
+    program = Program({"x0": inputs[0].detach()}, [Step("tanh", "torch.tanh", [Ref("x0")], {}, "v0")], backward=True)
+    failure = classify(outcome.__dict__, program)
+    assert failure.gradient == "grad[x0]" and failure.key == "accuracy@inductor grad[x0] [tanh]"
+    forward = {**outcome.__dict__, "metrics": [{"output": "out[0]", "ok": False, "rung": "values"}]}
+    assert classify(forward, program).gradient is None
+    masks = Masks(known=[classify(forward, program)])
+    assert not masks.matches(failure)  # a wrong gradient is not the known wrong output
+    assert check(Backward(model), inputs, Backward(model)).status == "pass"
+
+
+@pytest.mark.slow
+def test_fuzz_finds_a_backward_only_bug_as_a_wrong_gradient(tmp_path):
+    common = ["fuzz", "--ops", *OPS, "--dtypes", "float32", "--max-examples", "40", "--seed", "0", "-q",
+              "--finite-only", "--inject", BACKWARD_ONLY]
+    proc = run_minify(common + ["--backward", "0.5", "-o", str(tmp_path / "bw")], cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads((tmp_path / "bw" / "fuzz.json").read_text())["failures"]
+    assert len(rows) == 1, [r["key"] for r in rows]
+    row = rows[0]
+    assert row["backward"] and row["gradient"] and row["gradient"] in row["key"], row["key"]
+    assert row["ops"] == ["tanh"], row["program"]  # shrunk to the op whose derivative subtracts
+    assert row["verified"] is True and row["reduced_ops"] == ["sub"], row  # the backward graph's sub
+    case = Path(row["case"]).read_text()
+    assert ".backward()" in case and "def weighted_loss" in case
+    # the case script is a user program: run alone in a fresh process, it shows the wrong gradient
+    check_grads = (f"import runpy, torch\n"
+                   f"case = runpy.run_path({row['case']!r})\n"
+                   f"inputs = [x.detach().requires_grad_() for x in case['make_inputs']()]\n"
+                   f"case['weighted_loss'](case['program'](*inputs)).backward()\n"
+                   f"_, compiled = case['main']()\n"
+                   f"print('DIFFERS' if not torch.allclose(inputs[0].grad, compiled[0]) else 'SAME')\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
+    fresh = subprocess.run([sys.executable, "-c", check_grads], capture_output=True, text=True, env=env,
+                           timeout=300, cwd=tmp_path)
+    assert "DIFFERS" in fresh.stdout, fresh.stdout[-2000:] + fresh.stderr[-2000:]
+    # the same campaign forward only: the bug is out of its reach
+    proc = run_minify(common + ["--backward", "0", "--no-reduce", "-o", str(tmp_path / "fw")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert json.loads((tmp_path / "fw" / "fuzz.json").read_text())["failures"] == []
