@@ -12,6 +12,8 @@ from repro.json (repro/runner.py).
 """
 from __future__ import annotations
 
+import copy
+import operator
 import platform
 import re
 import textwrap
@@ -137,7 +139,38 @@ def _ops(gm: fx.GraphModule) -> list[str]:
             and getattr(n.target, "__name__", "") != "getitem"]
 
 
+def split_tuple_outputs(gm: fx.GraphModule, inputs: list) -> fx.GraphModule:
+    """`gm` with each output that is a tuple of tensors (what a multi-output op such as
+    `x.min(dim=0)` returns, when a reduction cut the graph right after it) replaced by its
+    elements: repro.py compares tensors, and would otherwise check nothing."""
+    output = next(iter(gm.graph.find_nodes(op="output")))
+    returned = output.args[0]
+    if not isinstance(returned, (tuple, list)):
+        return gm
+    try:
+        with torch.no_grad():
+            values = gm(*inputs)
+    except Exception:  # eager fails on these inputs: the repro's check says so
+        return gm
+    if not any(isinstance(v, (tuple, list)) and all(isinstance(x, torch.Tensor) for x in v) for v in values):
+        return gm
+    gm = fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    output = next(iter(gm.graph.find_nodes(op="output")))
+    flat = []
+    with gm.graph.inserting_before(output):
+        for node, value in zip(output.args[0], values):
+            if isinstance(node, fx.Node) and isinstance(value, (tuple, list)) and value and \
+                    all(isinstance(x, torch.Tensor) for x in value):
+                flat += [gm.graph.call_function(operator.getitem, (node, k)) for k in range(len(value))]
+            else:
+                flat.append(node)
+    output.args = (tuple(flat),)
+    gm.recompile()
+    return gm
+
+
 def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
+    gm = split_tuple_outputs(gm, inputs)
     device = input_device(inputs)
     descriptions, dtypes = describe_run(gm, inputs)
     imports, forward = forward_source(gm)

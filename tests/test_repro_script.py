@@ -126,3 +126,23 @@ def test_run_context_is_recorded_and_replayed(tmp_path):
     outcome = runner.run_check(r.Repro, r.make_inputs, r.COMPILE, r.CONTEXT, r.CHECK)
     assert outcome.status == "pass" and [m["dtype"] for m in outcome.metrics] == ["bfloat16"]  # ran under autocast
     assert current_context() == {} and torch.is_grad_enabled()  # and every mode was restored
+
+
+class NegMax(torch.nn.Module):
+    def forward(self, x):
+        return (torch.max(torch.neg(x), dim=0),)  # a multi-output op's tuple, returned whole
+
+
+def test_a_graph_returning_a_multi_output_ops_tuple_is_checked_element_by_element(tmp_path):
+    """A reduction can cut a graph right after `min(dim)`/`max(dim)`, whose output is a tuple;
+    repro.py compared only tensors, so it checked nothing and said NOT REPRODUCED."""
+    from compiler.inject import parse_spec
+
+    info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
+                     message="out[0] (float32): differs", spec=CompileSpec(grad_enabled=False),
+                     injections=[parse_spec("lowering:neg:accuracy:add_one")], source="t.py, graph 0 of 1",
+                     script="t.py", graph=0)
+    repro = write_repro(tmp_path / "out", traced(NegMax()), [torch.tensor([[1.5, -2.0], [3.0, 0.5]])], info)
+    assert "getitem" in repro.read_text()
+    proc = run(repro, tmp_path)
+    assert proc.returncode == 1 and proc.stdout.startswith("REPRODUCED"), proc.stdout + proc.stderr[-2000:]
