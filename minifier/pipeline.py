@@ -3,6 +3,7 @@ write the repro, verify it in a fresh process, report.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +54,8 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         _write_interrupted(launched.out, opts, launched.start)
         raise
     finally:
-        (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
+        with contextlib.suppress(OSError):  # a report of where the time went; never the run's error
+            (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
         launched.capture.stop()
         if verifiers is not None:
             verifiers.close()

@@ -133,7 +133,7 @@ class WorkerPool:
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.restarts = 0
         self.born = time.perf_counter()
-        self.timeline: list[dict] = []  # per job: what, on which worker, when (seconds since the pool began)
+        self.timeline: list[dict] = []  # per job: what, when asked, when started, how long (seconds since birth)
         self.lock = threading.Lock()
         self.spares: list[Worker] = []  # warming, once a worker has died
         self.executor = ThreadPoolExecutor(self.size)
@@ -156,13 +156,12 @@ class WorkerPool:
         return answer
 
     def submit(self, job: dict) -> Future:
-        return self.executor.submit(self._run, job)
+        return self.executor.submit(self._run, job, time.perf_counter())
 
     def run(self, job: dict) -> dict:
         return self.submit(job).result()
 
-    def _run(self, job: dict) -> dict:
-        queued = time.perf_counter()
+    def _run(self, job: dict, queued: float) -> dict:
         worker = self.idle.get()
         start = time.perf_counter()
         answer = None
