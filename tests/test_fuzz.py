@@ -211,3 +211,13 @@ def test_ready_made_targets_run_under_pytest_on_a_shared_database(tmp_path):
     assert "1 passed" in proc.stdout or ("1 failed" in proc.stdout and "@inductor" in proc.stdout), proc.stdout[-3000:]
     assert "error" not in proc.stdout.splitlines()[-1], proc.stdout[-3000:]
     assert "1 failed" not in proc.stdout or db.is_dir()  # a failure is saved there, to be replayed first
+
+
+def test_a_failure_the_minifier_judges_numerics_is_not_a_finding():
+    from minifier.exit_codes import EXIT_NUMERICS, EXIT_OK
+    from minifier.fuzz.cases import numerics_apart
+
+    rows = [{"number": 1, "exit": EXIT_OK, "verified": True}, {"number": 2, "exit": EXIT_NUMERICS, "verified": False},
+            {"number": 3, "exit": 3, "verified": False}]  # exit 3: minify saw nothing fail; kept, as not verified
+    findings, numerics = numerics_apart(rows)
+    assert [r["number"] for r in findings] == [1, 3] and [r["number"] for r in numerics] == [2]

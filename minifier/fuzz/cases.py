@@ -118,6 +118,16 @@ def blamed_part(findings: list[dict] | None) -> str:
     return "; ".join(f"{f['what']}: {f['finding']}" for f in (findings or [])[:2])
 
 
+def numerics_apart(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(findings, numerics): a failure the minifier's own run judged numerics (its exit 5: one
+    graph alone, passing every check of the ladder, differing only as rounding does) is not a
+    finding. The campaign's single check of a float16 program can fall just past a tolerance
+    that the pipeline, with its fp64 evidence, sees as rounding; the pipeline's verdict wins."""
+    from minifier.exit_codes import EXIT_NUMERICS
+
+    return ([r for r in rows if r.get("exit") != EXIT_NUMERICS], [r for r in rows if r.get("exit") == EXIT_NUMERICS])
+
+
 def mark_duplicates(rows: list[dict]) -> None:
     """Failures that reduce to the same ops with the same signature are one bug."""
     seen: dict[tuple, int] = {}

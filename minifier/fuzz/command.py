@@ -19,7 +19,7 @@ import torch
 from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED,
                                  EXIT_OK)
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
-from minifier.fuzz.cases import case_name, mark_duplicates, reduce_failure, write_case
+from minifier.fuzz.cases import case_name, mark_duplicates, numerics_apart, reduce_failure, write_case
 from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
@@ -132,7 +132,8 @@ def fuzz(opts: FuzzOptions, console) -> dict:
             say(f"reducing failure {number} ({failure.key}) from {script}")
             row.update(reduce_failure(script, out / f"bug-{number}", out / "tests", opts.quiet, console))
         write_json(out, result)
-    mark_duplicates(rows)
+    result["failures"], result["numerics"] = numerics_apart(rows)
+    mark_duplicates(result["failures"])
     result["seconds"] = round(time.perf_counter() - start, 1)
     write_json(out, result)
     write_findings_html(out, result)
@@ -218,6 +219,9 @@ def print_summary(result: dict, console) -> None:
                   f"masked {result['masked']}), stopped by {result['stopped']}, "
                   f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; "
                   f"distinct findings {len(result['failures'])}; {result['out']}/fuzz.html", highlight=False)
+    for row in result.get("numerics", []):
+        console.print(f"not a finding: #{row['number']} ({', '.join(row['suspects'])}, {row.get('dtype', '')}): "
+                      f"minify judged it numerics (exit 5), not a miscompile", highlight=False)
 
 
 def write_findings_html(out: Path, result: dict) -> None:
@@ -238,7 +242,9 @@ def write_findings_html(out: Path, result: dict) -> None:
         f"<h1>minify fuzz: {len(result['failures'])} finding(s)</h1><p>examples {result['examples']}, "
         f"{result['compiles']} compiled ({escape(outcomes)}), stopped by {escape(str(result['stopped']))}, "
         f"{result.get('seconds', '')} s; seed {result['seed']}</p><p>cost, most costly first: {legend}</p>"
-        f"<table><tr>{head}</tr>{''.join(body)}</table>")
+        f"<table><tr>{head}</tr>{''.join(body)}</table>"
+        + "".join(f"<p>Not a finding: #{row['number']} ({escape(', '.join(row['suspects']))}): minify judged it "
+                  f"numerics (exit 5), not a miscompile.</p>" for row in result.get("numerics", [])))
 
 
 def list_ops(console) -> None:
