@@ -83,3 +83,30 @@ def test_a_zero_tensor_input_is_rebuilt_in_the_repro_source():
     exec(plan.source, namespace)
     grad, x = namespace["make_inputs"]("cpu")
     assert grad._is_zerotensor() and torch.equal(x, torch.ones(2))
+
+
+def _layouts():
+    return {
+        "sparse_coo": torch.randn(3, 4).to_sparse(),
+        "sparse_csr": torch.randn(3, 4).to_sparse_csr(),
+        "quantized": torch.quantize_per_tensor(torch.randn(4), 0.1, 3, torch.quint8),
+        "nested": torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)]),
+        "complex": torch.randn(3, dtype=torch.complex64),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_layouts()))
+def test_sparse_quantized_nested_and_complex_inputs_round_trip(kind, tmp_path):
+    t = _layouts()[kind]
+    save_inputs([t, 3, 2.5], tmp_path / "inputs.pt")
+    back, number, real = load_inputs(tmp_path / "inputs.pt")
+    assert (number, real) == (3, 2.5)
+    assert type(back) is type(t) and back.layout == t.layout and back.dtype == t.dtype
+    assert back.is_nested or back.shape == t.shape  # a nested tensor has no single shape
+    if t.is_quantized:
+        assert (back.q_scale(), back.q_zero_point()) == (t.q_scale(), t.q_zero_point())
+        assert torch.equal(back.int_repr(), t.int_repr())
+    elif t.is_nested:
+        assert all(torch.equal(a, b) for a, b in zip(back.unbind(), t.unbind()))
+    else:
+        assert torch.equal(back.to_dense(), t.to_dense())
