@@ -70,6 +70,8 @@ def _run(session: Session) -> Result:
     capture = _finish_capture(session)
     found = _search_graphs(session, capture)
     if not found.bugs:
+        if found.unreplayable:  # a graph failed that no worker can replay: the program is reduced instead
+            return replay_failed(session, capture, found.unreplayable[0])
         return nothing_failed(session, capture)
     rows, localized = _localize_while_verifying(session, found)
     if not any(b.small is not None for b in found.bugs):
@@ -100,6 +102,7 @@ class Found:
     to_localize: list[tuple] = field(default_factory=list)
     evaluators: dict[int, Evaluator] = field(default_factory=dict)
     verifications: Verifications | None = None
+    unreplayable: list[UserError] = field(default_factory=list)  # failing graphs no worker can replay
 
     def evaluator_list(self) -> list[Evaluator]:
         return list(self.evaluators.values())
@@ -116,13 +119,19 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
                        on_reduced=found.verifications.submit, phases=session.phases)
     for g in capture.graphs:
         if g.failure or (verdict_kind(g) == "nondeterministic" and g.replayable):
+            try:
+                _check_replayable(g)
+            except UserError as why:  # its inputs could not be saved, or its backend is the script's own
+                if g.failure:
+                    found.unreplayable.append(why)
+                    g.record["replay_note"] = str(why)
+                continue
             _search_graph(session, capture, g, found, search)
     found.verifications.executor.shutdown(wait=False)
     return found
 
 
 def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Found, search: BugSearch) -> None:
-    _check_replayable(g)
     gm, inputs = load_graph(g)
     case_dir = session.work / "cases" / f"graph_{g.index}"
     case_dir.mkdir(parents=True, exist_ok=True)

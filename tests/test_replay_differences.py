@@ -120,3 +120,40 @@ def test_a_graph_no_replay_can_show_falls_back_to_reducing_the_program(tmp_path)
     assert len(repro.read_text().splitlines()) < len(CLOSURE_PASS.splitlines()) + 30
     again = _run_elsewhere(repro, tmp_path / "elsewhere")
     assert again.returncode != 0 and "differs from eager" in again.stdout + again.stderr
+
+
+CUSTOM_BACKEND = '''
+import torch
+
+
+def shifted(gm, example_inputs):
+    """The script's own backend: it returns every floating output plus one."""
+    def run(*args):
+        return [out + 1 if out.is_floating_point() else out for out in gm(*args)]
+    return run
+
+
+def score(x, w):
+    return torch.tanh(x @ w).sum(-1)
+
+
+def main():
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 8), torch.randn(8, 3)
+    print("scores", torch.compile(score, backend=shifted)(x, w).tolist())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_graph_under_the_scripts_own_backend_falls_back_to_reducing_the_program(tmp_path):
+    (tmp_path / "own_backend.py").write_text(CUSTOM_BACKEND)
+    proc = run_minify(["own_backend.py", "-o", "out"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "program" and report["program"]["verified"]
+    assert "custom backend" in report["replay"]
+    again = _run_elsewhere(Path(report["program"]["repro"]), tmp_path / "elsewhere")
+    assert again.returncode != 0 and "differs from eager" in again.stdout + again.stderr
