@@ -23,8 +23,21 @@ def _widen(x):
     return x
 
 
+# Uninitialized buffers, made to be written in place or to hold another tensor's storage
+# (copying an input with its strides and offset does both): widened, their element size would
+# no longer match the storage they are given, and the copy would read the wrong elements.
+BUFFERS = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}
+
+
+def _keeps_result(func) -> bool:
+    """A view, an in-place or out= op (its result is an existing tensor, which must stay that
+    tensor), or an uninitialized buffer."""
+    return func.__name__.split(".")[0] in BUFFERS or any(r.alias_info is not None for r in func._schema.returns)
+
+
 class Fp64Everywhere(TorchDispatchMode):
-    """Widens every narrower floating (or complex) tensor an aten op returns to fp64."""
+    """Widens every narrower floating (or complex) tensor an aten op computes to fp64."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return tree_map(_widen, func(*args, **(kwargs or {})))
+        out = func(*args, **(kwargs or {}))
+        return out if _keeps_result(func) else tree_map(_widen, out)

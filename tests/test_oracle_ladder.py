@@ -175,3 +175,20 @@ def test_the_reference_computes_in_fp64_what_the_graph_makes_from_integers():
     overflow = judge(lambda x: (x.to(torch.float16) * 2).float(), [torch.tensor([40000.0, 1.0])])
     assert overflow.status == "pass" and overflow.kind == "numerics", overflow.message
     assert "eager inf, compiled 80000.0, fp64 80000.0" in overflow.message
+
+
+def test_the_fp64_reference_reads_a_strided_input_with_gaps_right():
+    """Copying an input with its strides makes a buffer and gives it the input's storage; the
+    fp64 mode widened that buffer too, so the copy read every other element and the reference
+    was wrong (a float16 backward graph where eager's 1/(x*x) overflows to NaN was blamed on
+    the compiler, which matched fp64: found by minify fuzz)."""
+    base = torch.tensor([1e-5, 7.0, -6e-5, 7.0, 0.5, 7.0, 6e-5, 7.0, 0.445, 7.0], dtype=torch.float16)
+    x = base.as_strided((1, 5), (10, 2))
+    zeros = torch.zeros(5, 5, dtype=torch.float16)
+
+    def scaled(x, w):
+        return (w * (1.0 / (x * x)),)
+
+    outcome = judge(scaled, [x, zeros])
+    assert outcome.status == "pass" and outcome.kind == "numerics", outcome.message
+    assert "as the fp64 reference does" in outcome.message
