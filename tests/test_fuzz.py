@@ -221,3 +221,14 @@ def test_a_failure_the_minifier_judges_numerics_is_not_a_finding():
             {"number": 3, "exit": 3, "verified": False}]  # exit 3: minify saw nothing fail; kept, as not verified
     findings, numerics = numerics_apart(rows)
     assert [r["number"] for r in findings] == [1, 3] and [r["number"] for r in numerics] == [2]
+
+
+def test_internal_ops_keep_the_layouts_their_callers_pass():
+    """Eager's native_group_norm reads a strided bias as if it were dense (its public wrapper
+    never passes one; torch 2.13), so an internal op's inputs keep OpInfo's layouts, while the public op's
+    inputs are restrided."""
+    internal = [t for p in draw_programs(40, ops=["native_group_norm", "native_layer_norm"], max_steps=1)
+                for t in p.input_list()]
+    assert internal and all(t.is_contiguous() and not t.storage_offset() for t in internal)
+    public = [t for p in draw_programs(40, ops=["nn.functional.group_norm"], max_steps=1) for t in p.input_list()]
+    assert any(not t.is_contiguous() or t.storage_offset() for t in public)

@@ -44,7 +44,8 @@ EXCLUDED = {
 EXCLUDED_PREFIXES = ("linalg.", "fft.", "sparse.", "jiterator", "torch.ops.")
 # variants left out: the nuclear norm is an SVD (LAPACK prints to the console on NaN input)
 EXCLUDED_VARIANTS = {"norm.nuc"}
-KEEP = {"linalg.vector_norm"}  # decomposed into plain reductions by Inductor
+KEEP = {"linalg.vector_norm"}
+INTERNAL_PREFIXES = ("_", "native_")  # decomposed into plain reductions by Inductor
 # OpInfo ops whose `op` is a lambda: (torch callable, order of [input, *args] in the call).
 CALL_TEMPLATES = {"where": ("torch.where", (1, 0, 2))}
 
@@ -88,6 +89,13 @@ class OpEntry:
 
     def fn(self) -> Callable:
         return _resolve(self.call)
+
+    @property
+    def internal(self) -> bool:
+        """An aten-internal op (`native_group_norm`, `_chunk_cat`): its public wrappers make its
+        arguments contiguous first, and eager's kernel may assume they are (native_group_norm
+        reads a strided bias as if dense), so only the layouts OpInfo samples are eager's truth."""
+        return self.info.name.startswith(INTERNAL_PREFIXES)
 
     def dtypes(self, allowed: tuple, device_type: str = "cpu") -> list:
         supported = self.info.supported_dtypes(device_type)
