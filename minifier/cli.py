@@ -102,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
                    help="run the failing program as `python -m MODULE` would, from the current directory")
     p.add_argument("-o", "--out", type=Path,
                    help="output folder (default: minify-out/<the script's, module's or test's name>)")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: 2, or one per four cores up to 4)")
     p.add_argument("--atol", type=float, help="absolute tolerance for floating outputs (default: by dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for floating outputs (default: by dtype)")
     p.add_argument("--strict", action="store_true",
@@ -265,9 +265,10 @@ def _subcommand(name: str, args: list[str]) -> int:
 
 
 def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
-    from minifier.workers.launch import Options
+    from minifier.workers.launch import Options, default_jobs
 
-    return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out, jobs=ns.jobs, atol=ns.atol,
+    return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out,
+                   jobs=ns.jobs or default_jobs(), atol=ns.atol,
                    rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,

@@ -213,3 +213,34 @@ def test_bisect_refuses_a_folder_that_is_not_a_repro(tmp_path, project_env):
     done = subprocess.run([sys.executable, "-m", "minifier", "bisect", str(tmp_path)], cwd=tmp_path,
                           capture_output=True, text=True, env=project_env)
     assert done.returncode == 2 and "not a repro folder" in done.stdout
+
+
+@pytest.mark.slow
+def test_an_experiment_started_ahead_gives_the_search_its_answer(tmp_path):
+    """A GPU repro's CPU probe runs beside the search from the start (minifier/blame/ahead.py);
+    its answer is the one the search's own worker gives, and closing kills one still running."""
+    from compiler.subsystems import Experiment
+    from minifier.blame.ahead import AheadRuns
+    from minifier.blame.probe_worker import BlameWorker
+    from minifier.blame.search import experiment_key
+
+    folder = repro_folder(tmp_path / "ahead", SigmoidMulTanh(), [torch.randn(32), torch.randn(32)],
+                          [parse_spec("lowering:sigmoid:accuracy:negate")])
+    fixed = Experiment("sigmoid lowered by ATen", disable={"lowerings": ["sigmoid"]})
+    kept = Experiment("scalar C++", config={"cpp.simdlen": 1})
+    ahead = AheadRuns(folder, "inductor", {experiment_key(fixed): fixed, experiment_key(kept): kept}, 300.0)
+    try:
+        assert ahead.take("not started") is None
+        early = {name: ahead.take(experiment_key(e)) for name, e in (("fixed", fixed), ("kept", kept))}
+    finally:
+        ahead.close()
+    with BlameWorker(folder, "inductor") as worker:
+        own = {"fixed": worker.run(fixed), "kept": worker.run(kept)}
+    assert [early[k]["status"] for k in ("fixed", "kept")] == [own[k]["status"] for k in ("fixed", "kept")] \
+        == ["pass", "fail"]
+    assert early["kept"]["signature"] == own["kept"]["signature"]
+
+    unwanted = AheadRuns(folder, "inductor", {"k": kept}, 300.0)
+    unwanted.close()  # before it answers: not started, or its process killed (a crash, not the bug)
+    answer = unwanted.take("k")
+    assert answer is None or not answer["signature"].startswith("accuracy"), answer

@@ -55,3 +55,19 @@ def test_fuzz_takes_ops_with_commas():
 
     ns = parser().parse_args(comma_lists(["--ops", "neg,exp", "--dtypes", "float32"], COMMA_LISTS["fuzz"]))
     assert ns.ops == ["neg", "exp"] and ns.dtypes == ["float32"]
+
+
+def test_default_workers_follow_the_machine(monkeypatch):
+    """No -j: two workers on a small machine, one per four cores up to four on a big one."""
+    import os
+
+    from minifier.cli import _options, parser
+    from minifier.workers.launch import default_jobs
+
+    seen = {}
+    for cores in (1, 2, 8, 16, 64):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        seen[cores] = default_jobs()
+    assert seen == {1: 2, 2: 2, 8: 2, 16: 4, 64: 4}
+    assert _options(parser().parse_args(["x.py"]), [], ()).jobs == seen[64]
+    assert _options(parser().parse_args(["x.py", "-j", "3"]), [], ()).jobs == 3

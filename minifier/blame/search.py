@@ -23,12 +23,19 @@ from pathlib import Path
 from typing import Callable
 
 from compiler.subsystems import ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, Experiment
+from minifier.blame.ahead import AheadRuns
 from minifier.blame.probe_worker import BlameWorker, WorkerDied
 from minifier.workers.worker import POISONING
 from repro.manifest import ReproFolderError, read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
+ON_CPU = Experiment("C++ backend instead of Triton", device="cpu")
+
+
+def experiment_key(experiment: Experiment) -> str:
+    """What an experiment switches: equal keys, equal verdicts (the search's cache key)."""
+    return json.dumps(experiment.describe(), sort_keys=True, default=str)
 
 
 @dataclass
@@ -80,6 +87,7 @@ class Search:
     ruled_out: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)  # the baseline's answer: calls, nodes
+    ahead: AheadRuns | None = None  # experiments already running in processes of their own
     base: dict = field(default_factory=dict)  # config every later experiment keeps (the failing code path)
 
     def experiment(self, name: str, config: dict | None = None, **switches) -> Experiment:
@@ -87,9 +95,10 @@ class Search:
         return Experiment(name, config={**self.base, **(config or {})}, **switches)
 
     def run(self, experiment: Experiment) -> Run:
-        key = json.dumps(experiment.describe(), sort_keys=True, default=str)
+        key = experiment_key(experiment)
         if key not in self.cache or experiment.record:
-            answer = self.worker.run(experiment)
+            answer = (self.ahead.take(key) if self.ahead and not experiment.record else None) \
+                or self.worker.run(experiment)
             run = Run(experiment, judge(answer, self.manifest["signature"]), answer)
             self.say(f"  {experiment.name}: {run.verdict}")
             self.runs.append(run)
@@ -132,14 +141,21 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=Non
     stage = manifest.get("stage", "inductor")
     # A crash kills the worker; a CUDA device-side assert spoils its context for every later run.
     isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
-    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=60.0 if isolate else 300.0, zygote=zygote) as worker:
+    timeout = 60.0 if isolate else 300.0
+    # a GPU repro's CPU probe (codegen) is always asked for at Inductor: started beside the rest
+    ahead = AheadRuns(repro_dir, stage, {experiment_key(ON_CPU): ON_CPU}, timeout, zygote) \
+        if stage == "inductor" and manifest.get("device", "cpu") != "cpu" else None
+    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=timeout, zygote=zygote) as worker:
         try:
             info = worker.start()
+            search = Search(worker, manifest, say, ahead=ahead)
+            reproduced = search_blame(search, stage, info)
         except WorkerDied as died:
             raise ReproFolderError(f"{repro_dir}: the blame worker could not load the repro "
                                    f"({died.answer.get('message')}): {worker.log_tail(500)}") from None
-        search = Search(worker, manifest, say)
-        reproduced = search_blame(search, stage, info)
+        finally:
+            if ahead is not None:
+                ahead.close()
         restarts = worker.restarts
     report = {"repro": str(repro_dir.resolve()), "signature": manifest["signature"], "stage": stage,
               "reproduced": reproduced, "blame": search.findings, "ruled_out": search.ruled_out,
@@ -212,9 +228,8 @@ def codegen(search: Search, device: str) -> str:
                         scalar)
             return "vectorized"
         return "any"
-    on_cpu = Experiment("C++ backend instead of Triton", device="cpu")
-    if search.probe(on_cpu):
-        search.find("codegen", f"fails only on {device} (Triton): the same graph compiled for the CPU passes", on_cpu)
+    if search.probe(ON_CPU):
+        search.find("codegen", f"fails only on {device} (Triton): the same graph compiled for the CPU passes", ON_CPU)
         return "triton"
     return "any"
 

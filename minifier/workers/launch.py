@@ -30,6 +30,13 @@ class UserError(Exception):
         self.code = code
 
 
+def default_jobs() -> int:
+    """Workers when `-j` is not given: 2 on small machines, one per four cores up to 4 on big
+    ones (a GPU machine's 16 cores: 4), leaving cores for Inductor's compiles and the capture."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+    return max(2, min(4, cores // 4))
+
+
 @dataclass
 class Options:
     script: Path | None  # the script; a pytest node id (`path/test_x.py::test_y`); None with `module`
@@ -37,7 +44,7 @@ class Options:
     program: Launch | None = None  # how the program is launched; set by `launch`, which makes `script` its file
     script_args: list[str] = field(default_factory=list)
     out: Path | None = None
-    jobs: int = 2
+    jobs: int = field(default_factory=lambda: default_jobs())
     atol: float | None = None
     rtol: float | None = None
     timeout: float = 1800.0  # the whole script under capture

@@ -1,0 +1,58 @@
+"""Blame experiments started before the search reaches them, each in a process of its own.
+
+On a GPU repro the search's first code-path probe compiles the graph for the CPU, and a fresh
+process's first C++ compile costs 40-55 s on a GPU machine (Inductor's vector-ISA checks each
+start a Python that imports torch). Run after the baseline, it was most of blame's time; run
+beside the baseline and the config probes from the start, it is hidden behind them.
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from compiler.subsystems import Experiment
+from minifier.blame.probe_worker import BlameWorker
+
+
+class AheadRuns:
+    """Experiments (by the search's cache key) running now; `take` waits for one's answer."""
+
+    def __init__(self, folder: Path, stage: str, experiments: dict[str, Experiment], timeout: float,
+                 zygote=None):
+        self.workers: list[BlameWorker] = []
+        self.lock = threading.Lock()
+        self.closed = False
+        self.executor = ThreadPoolExecutor(max(1, len(experiments)), thread_name_prefix="minify-blame-ahead")
+        self.futures: dict[str, Future] = {
+            key: self.executor.submit(self._run, folder, stage, experiment, timeout, zygote)
+            for key, experiment in experiments.items()}
+
+    def _run(self, folder: Path, stage: str, experiment: Experiment, timeout: float, zygote) -> dict | None:
+        worker = BlameWorker(folder, stage, isolate=True, timeout=timeout, zygote=zygote)
+        with self.lock:
+            if self.closed:
+                return None
+            self.workers.append(worker)
+        try:
+            return worker.run(experiment)
+        except Exception:  # the search runs it itself instead
+            return None
+        finally:
+            worker.close()
+
+    def take(self, key: str) -> dict | None:
+        """The answer of the experiment started under `key` (waiting for it), or None."""
+        future = self.futures.pop(key, None)
+        if future is None or future.cancelled():
+            return None
+        return future.result()
+
+    def close(self) -> None:
+        """Kill what still runs: the search ended without needing it."""
+        with self.lock:
+            self.closed = True
+            workers = list(self.workers)
+        for worker in workers:
+            worker.close()
+        self.executor.shutdown(wait=False, cancel_futures=True)
