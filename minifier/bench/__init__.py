@@ -45,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
                                                       "(the foreign programs included)")
     p.add_argument("--json", type=Path, default=Path("minify-bench/bench.json"), help="where to write the results")
     p.add_argument("-o", "--out", type=Path, default=Path("minify-bench"), help="folder for each case's minify output")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="minify worker processes per case")
+    p.add_argument("-j", "--jobs", type=int, help="minify worker processes per case (default: minify's)")
     p.add_argument("--timeout", type=float, default=1200.0, help="seconds per case and per built-in step")
     p.add_argument("--vs-builtin", action="store_true", help="also run PyTorch's built-in minifier on each case")
     p.add_argument("--no-isolate", action="store_true", help="run the built-in minifier with --no-isolate")
@@ -73,6 +73,9 @@ def _sizes(text: str) -> list[int]:
 
 def main(argv: list[str]) -> int:
     ns = parser().parse_args(argv)
+    from minifier.workers.launch import default_jobs
+
+    ns.jobs = ns.jobs or default_jobs()
     from rich.console import Console
 
     console = Console(stderr=True)
