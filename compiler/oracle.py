@@ -101,13 +101,23 @@ def run(fn, inputs) -> Run:
     out = fn(*args)
     mutated = {f"input[{i}]": a for i, (a, b) in enumerate(zip(args, inputs))
                if isinstance(a, torch.Tensor) and not _same_bits(a.detach(), b.detach())}
-    mutated.update({f"grad[{i}]": a.grad for i, a in enumerate(args)
+    mutated.update({f"grad[{i}]": _defined_gradient(a.grad, b) for i, (a, b) in enumerate(zip(args, inputs))
                     if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is not None})
     value = {"out": out, **mutated} if mutated else out
     storages = {_storage(a): i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _storage(a)}
     aliases = {path: storages.get(_storage(v)) for path, v in flatten(value)
                if isinstance(v, torch.Tensor) and "input[" not in path}
     return Run(value, aliases)
+
+
+def _defined_gradient(grad, x):
+    """A gradient with NaN where its input is NaN: there the function has no derivative, and
+    what a kernel gives is its own convention (eager's hardshrink/hardtanh/clamp backward give 0,
+    their decompositions the incoming gradient, as `NaN >= lambd` is false either way)."""
+    if not (grad.is_floating_point() and isinstance(x, torch.Tensor) and x.is_floating_point()
+            and grad.shape == x.shape):
+        return grad
+    return grad.masked_fill(x.detach().isnan(), float("nan"))
 
 
 def run_with_mutations(fn, inputs):

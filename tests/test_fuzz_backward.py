@@ -60,6 +60,25 @@ def test_the_oracle_judges_gradients_and_names_them():
     assert check(Backward(model), inputs, Backward(model)).status == "pass"
 
 
+def test_a_gradient_at_a_nan_input_is_not_judged():
+    """hardshrink at NaN: eager's vectorized backward kernel gives 0 (its scalar tail, and
+    Inductor's decomposition, the incoming gradient: NaN compares false either way); no value
+    is a derivative there, so the oracle does not judge that element (found by a 30-minute
+    campaign as a wrong grad[x3]). A wrong gradient elsewhere in the same tensor still fails."""
+    import torch._dynamo
+
+    x = torch.linspace(-3, 3, 16)
+    x[::5] = float("nan")
+    model = lambda t: (torch.nn.functional.hardshrink(t),)  # noqa: E731
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="inductor")
+    outcome = check(Backward(model), requiring_grad([x]), Backward(compiled))
+    assert outcome.status == "pass", outcome.message
+    wrong = lambda t: (torch.nn.functional.hardshrink(t) + (t - t.detach()) * (t > 2),)  # noqa: E731
+    failing = check(Backward(model), requiring_grad([x]), Backward(wrong))
+    assert failing.status == "fail" and "grad[0]" in failing.message
+
+
 @pytest.mark.slow
 def test_fuzz_finds_a_backward_only_bug_as_a_wrong_gradient(tmp_path):
     common = ["fuzz", "--ops", *OPS, "--dtypes", "float32", "--max-examples", "40", "--seed", "0", "-q",
