@@ -44,8 +44,8 @@ EXCLUDED = {
 EXCLUDED_PREFIXES = ("linalg.", "fft.", "sparse.", "jiterator", "torch.ops.")
 # variants left out: the nuclear norm is an SVD (LAPACK prints to the console on NaN input)
 EXCLUDED_VARIANTS = {"norm.nuc"}
-KEEP = {"linalg.vector_norm"}
-INTERNAL_PREFIXES = ("_", "native_")  # decomposed into plain reductions by Inductor
+KEEP = {"linalg.vector_norm"}  # decomposed into plain reductions by Inductor
+INTERNAL_PREFIXES = ("_", "native_")  # aten-internal ops (OpEntry.internal)
 # OpInfo ops whose `op` is a lambda: (torch callable, order of [input, *args] in the call).
 CALL_TEMPLATES = {"where": ("torch.where", (1, 0, 2))}
 
