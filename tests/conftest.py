@@ -9,6 +9,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
 
+# Tests that compile in their own process keep out of the per-user FX graph and AOTAutograd
+# caches, as the tool's processes do (compiler/settings.py): a graph compiled elsewhere with a
+# bug planted must not be served here, and nothing compiled here is left for later runs.
+os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
+
 
 def manifest() -> list[dict]:
     """The planted failing cases (corpus/manifest.json); every one ends in a verified repro."""
