@@ -232,3 +232,32 @@ def test_internal_ops_keep_the_layouts_their_callers_pass():
     assert internal and all(t.is_contiguous() and not t.storage_offset() for t in internal)
     public = [t for p in draw_programs(40, ops=["nn.functional.group_norm"], max_steps=1) for t in p.input_list()]
     assert any(not t.is_contiguous() or t.storage_offset() for t in public)
+
+
+def test_an_infinity_where_eager_makes_nan_from_infinite_inputs_is_listed_apart():
+    """var_mean of a row holding -inf: the mean is -inf (torch.mean agrees) but eager's Welford
+    makes inf - inf = NaN, and the fp64 reference runs the same algorithm; compiled gives -inf.
+    Found by a 30-minute campaign as a NaN/Inf bug; it is ranked with signed zeros and layouts.
+    A NaN/Inf difference without infinite inputs (var_mean of nothing) stays rank 3."""
+    import torch._dynamo
+
+    from compiler.oracle import check
+    from minifier.fuzz.drawn_program import Ref
+
+    def judged(x):
+        program = Program({"x0": x}, [Step("var_mean", "torch.var_mean", [Ref("x0")], {"dim": -1}, "v0")])
+        namespace: dict = {"torch": torch}
+        exec(program.function_source(), namespace)
+        torch._dynamo.reset()
+        fn = namespace["program"]
+        outcome = check(fn, [x], torch.compile(fn, backend="inductor"))
+        if outcome.status != "fail":
+            pytest.skip(f"this torch ({torch.__version__}) no longer shows the difference")
+        return classify(outcome.__dict__, program)
+
+    row = torch.tensor([[float("-inf"), -8.07, 1.14, -3.89, -3.52]] * 2)
+    limit = judged(row)
+    assert (limit.rung, limit.rank) == ("inf_for_nan", 4), limit.message
+    assert Masks.parse(["inf_for_nan"]).matches(limit)
+    empty = judged(torch.zeros(0))
+    assert (empty.rung, empty.rank) == ("nan_inf", 3), empty.message

@@ -20,12 +20,13 @@ from minifier.fuzz.op_catalog import resolve_ops
 
 
 # rank -> what it is; the rung (or failure kind) of each
-RANKS = {1: "error", 2: "values", 3: "NaN/Inf", 4: "sign/layout"}
+RANKS = {1: "error", 2: "values", 3: "NaN/Inf", 4: "sign/layout/limit"}
 RANK_WORDS = {1: "a crash, hang or error where eager runs", 2: "wrong values",
               3: "a NaN/Inf pattern eager does not have",
-              4: "a signed zero or layout (listed apart: the user decides whether it matters)"}
+              4: "a signed zero, a layout, or an infinity where eager makes NaN from infinite inputs "
+                 "(listed apart: the user decides whether it matters)"}
 RANK_OF = {"crash": 1, "hang": 1, "compile_error": 1, "runtime_error": 1, "exception": 1, "meta": 2, "values": 2,
-           "exact": 2, "bitwise": 2, "nan_inf": 3, "signed_zero": 4, "layout": 4}
+           "exact": 2, "bitwise": 2, "nan_inf": 3, "signed_zero": 4, "layout": 4, "inf_for_nan": 4}
 
 
 @dataclass
@@ -94,8 +95,16 @@ def failing_dtype(outcome: dict, program: Program) -> str:
 def classify(outcome: dict, program: Program, example: int = 0) -> Failure:
     kind = outcome.get("kind", "?")
     rung = outcome.get("rung") or (kind if kind in ("crash", "hang") else "")
+    if rung == "nan_inf" and first_wrong(outcome).get("nan_for_inf") and _has_infinity(program):
+        # eager NaN where compiled has +-inf, from infinite inputs: which is right depends on the
+        # op (var_mean's Welford makes inf - inf where the mean is -inf; Python's inf // 0.5 is nan)
+        rung = "inf_for_nan"
     return Failure(outcome.get("signature") or kind, kind, outcome.get("message", ""), suspects(outcome, program),
                    program, example, rung, failing_dtype(outcome, program), gradient_of(outcome, program))
+
+
+def _has_infinity(program: Program) -> bool:
+    return any(t.is_floating_point() and bool(t.isinf().any()) for t in program.input_list())
 
 
 @dataclass
