@@ -163,10 +163,21 @@ def _judge_integers(m, e, a, r, strict):
                               f"(first {_first(diff, e, a)})")
 
 
+def _tolerances(dtype, judging: Judging) -> tuple:
+    """(atol, rtol, rmse multiplier): the dtype's, or the user's atol/rtol."""
+    d_atol, d_rtol, multiplier = TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
+    return (d_atol if judging.atol is None else judging.atol, d_rtol if judging.rtol is None else judging.rtol,
+            multiplier)
+
+
+def _only_nan_for_inf(bad, e64, a64) -> bool:
+    """Eager NaN and compiled +-inf at every differing element: an indeterminate form (inf - inf
+    in eager's Welford, inf // 0.5) that compiled resolved to a limit; the fuzzer lists it apart."""
+    return bool((bad == (bad & e64.isnan() & a64.isinf())).all())
+
+
 def _judge_floats(m, e, a, r, judging: Judging, exact):
-    d_atol, d_rtol, multiplier = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
-    atol = d_atol if judging.atol is None else judging.atol
-    rtol = d_rtol if judging.rtol is None else judging.rtol
+    atol, rtol, multiplier = _tolerances(e.dtype, judging)
     strict = judging.strict
     wide = torch.complex128 if e.is_complex() else torch.float64
     e64, a64 = e.to(wide), a.to(wide)
@@ -191,9 +202,7 @@ def _judge_floats(m, e, a, r, judging: Judging, exact):
             explained = differ & (_pattern(r.to(e.dtype).to(wide)) == pa)  # compiled agrees with fp64, eager does not
         if not bool((explained == differ).all()):
             bad = differ & ~explained
-            # eager NaN, compiled +-inf everywhere: an indeterminate form (inf - inf in eager's
-            # Welford, inf // 0.5) that compiled resolved to its limit; the fuzzer lists it apart
-            m["nan_for_inf"] = bool((bad == (bad & e64.isnan() & a64.isinf())).all())
+            m["nan_for_inf"] = _only_nan_for_inf(bad, e64, a64)
             return _fail(m, "nan_inf", f"NaN/Inf where eager has a finite value or the reverse at {int(bad.sum())} of "
                                        f"{n} elements (first {_first(bad, e, a)})")
         index = tuple(int(i) for i in differ.nonzero()[0]) if differ.dim() else ()
