@@ -145,10 +145,10 @@ def compare(expected, actual, reference=None, judging: Judging = Judging(), exac
     if [p for p, _ in exp] != [p for p, _ in act]:
         return False, [{"output": "structure", "ok": False, "rung": "meta", "why": "output structure differs"}]
     metrics = []
-    if _forward_has_nan(exp):  # backward through a NaN: each kernel's convention, no derivative
-        metrics = [{"output": p, "ok": True, "not_judged": "the forward holds NaN"} for p, _ in exp if "grad[" in p]
-        keep = [i for i, (p, _) in enumerate(exp) if "grad[" not in p]
-        exp, act, ref = ([leaves[i] for i in keep] for leaves in (exp, act, ref))
+    grads = [gradient_output(p) is not None for p, _ in exp]
+    if any(grads) and _forward_has_nan(exp, grads):  # backward through a NaN: no derivative there
+        metrics = [{"output": p, "ok": True, "not_judged": "the forward holds NaN"} for (p, _), g in zip(exp, grads) if g]
+        exp, act, ref = ([leaf for leaf, g in zip(leaves, grads) if not g] for leaves in (exp, act, ref))
     for (name, e), (_, a), (_, r) in zip(exp, act, ref):
         if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
             metrics.append(compare_tensor(name, e, a, r if isinstance(r, torch.Tensor) else None, judging,
@@ -164,14 +164,13 @@ def compare(expected, actual, reference=None, judging: Judging = Judging(), exac
     return all(m["ok"] for m in metrics), metrics
 
 
-def _forward_has_nan(leaves) -> bool:
-    """Eager's forward outputs hold a NaN while gradients are judged too. Where a forward value
+def _forward_has_nan(leaves, grads: list) -> bool:
+    """Eager's forward outputs (the leaves that are not gradients) hold a NaN. Where a forward value
     is NaN the function has no derivative, and what flows back through it is each kernel's
     convention (eager's vectorized hardshrink backward passes 0 there, Inductor the incoming
     gradient); summed over a broadcast, that reaches inputs that are not NaN themselves."""
-    grads = any("grad[" in p for p, _ in leaves)
-    return grads and any(isinstance(v, torch.Tensor) and v.is_floating_point() and bool(v.isnan().any())
-                         for p, v in leaves if "grad[" not in p and "input[" not in p)
+    return any(isinstance(v, torch.Tensor) and v.is_floating_point() and bool(v.isnan().any())
+               for (p, v), g in zip(leaves, grads) if not g and "input[" not in p)
 
 
 def run_reference(model, inputs):
