@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-ORDER = ("capture", "confirmation", "stage checks", "reduction", "localization", "verification", "blame",
+ORDER = ("capture", "pieces", "confirmation", "stage checks", "reduction", "localization", "verification", "blame",
          "program layers", "program reduction")
 
 

@@ -23,7 +23,7 @@ from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.graph_values import load_graph, record_values
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
+from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
@@ -150,14 +150,19 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     found.evaluators[g.index] = ev
     if not g.failure and not _fails_seeded(g, gm, ev):
         return
-    session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
     with modes():
-        bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
+        bugs, last, piece = bugs_in_pieces(g.index, gm, values, ev, g.failure, search)
+        if piece is not None:
+            g.record["replay_note"] = bugs[0].notes["replay"]
+        else:
+            session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
+            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
         if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
             bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)
     g.record["bugs"] = len(bugs)
-    found.to_localize.append((g, gm, values, last, bugs))
+    # localized where the first bug was found: its piece, with the whole graph for the script lines
+    found.to_localize.append((g, piece.gm if piece else gm, values, last, bugs, gm))
 
 
 def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator,

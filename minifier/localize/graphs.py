@@ -58,9 +58,10 @@ def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:
 
 
 def localize_graph(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator, *, kind: str,
-                   stage: str, signature: str, tries: int = 1) -> dict:
-    """Everything the report says about where in graph `record` the failure is."""
-    origins = origins_by_name(record, gm)
+                   stage: str, signature: str, tries: int = 1, whole: fx.GraphModule | None = None) -> dict:
+    """Everything the report says about where in graph `record` (or in the piece `gm` of it,
+    `whole` being the graph) the failure is."""
+    origins = origins_by_name(record, whole if whole is not None else gm)
     kernels, kernel_error = generated_kernels(ev, gm)
     node_kernels: dict[str, list[str]] = {}
     for k in kernels:
@@ -181,20 +182,24 @@ def kernels_of_graph(ev: Evaluator, gm: fx.GraphModule) -> list[dict]:
 
 
 def localize_bugs(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator, bugs: list,
-                  say: Callable[[str], None] = lambda s: None) -> dict | None:
+                  whole: fx.GraphModule | None = None, say: Callable[[str], None] = lambda s: None) -> dict | None:
     """Localize graph `record` for its first bug, and note the kernels of each bug's repro.
-    Localization only adds to the report: an error here is noted, never fatal."""
+    `gm` is where the first bug was found: the whole graph `whole`, or the piece of it that
+    fails alone (minifier.localize.pieces). Localization only adds to the report: an error
+    here is noted, never fatal."""
     if not bugs:
         return None
     first = bugs[0]
     say(f"graph {record.index}: localizing ({first.kind} at {first.stage})")
     try:
         loc = localize_graph(record, gm, values, ev, kind=first.kind, stage=first.stage, signature=first.signature,
-                             tries=first.tries)
+                             tries=first.tries, whole=whole)
     except Exception as exc:  # noqa: BLE001 - the reduction's results must survive a reporting problem
         return {"graph": record.index, "part": record.part, "key": record.key, "error": f"{type(exc).__name__}: {exc}",
                 "bugs": []}
     loc["bugs"] = [{"culprit": b.culprit, "kernels": _safe_kernels(ev, b.small)} for b in bugs]
+    if first.notes.get("piece"):
+        loc["piece"] = first.notes["piece"]  # nodes, stages and kernels are the piece's
     return loc
 
 

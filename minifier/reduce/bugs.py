@@ -7,6 +7,7 @@ in turn from the masked graph, so no reduction can slip from one bug to the othe
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -15,6 +16,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
+from minifier.localize.pieces import Piece, failing_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, rebuild
@@ -131,6 +133,36 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         search.on_reduced(bug, ev)
         masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
     return bugs, ev
+
+
+def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict,
+                   search: BugSearch) -> tuple[list[Bug], Evaluator, Piece | None]:
+    """The bugs of a large graph, each found in a piece that fails alone (minifier.localize.pieces)
+    and confirmed, localized and reduced there; ([], ev, None) when no piece fails alone or
+    none of their bugs could be reduced: then the whole graph is searched as usual. Returns the
+    evaluator of the last question and the piece of the first bug."""
+    start = time.perf_counter()
+    pieces = failing_pieces(gm, values, ev, failure, search.tries)
+    if pieces is None:  # too small to cut
+        return [], ev, None
+    search.phases.add("pieces", time.perf_counter() - start)
+    bugs: list[Bug] = []
+    for piece in pieces:
+        search.say(f"graph {index}: {piece.describe()} fail alone, fed with eager values")
+        found, last = bugs_in_graph(index, piece.gm, values, ev, piece.signature, search)
+        for bug in found:
+            bug.ops_before = piece.of
+            bug.notes["replay"] = (f"found in pieces: {piece.describe()} fail alone fed with eager values; the whole "
+                                   f"graph was not replayed (its failure is the script's own run)")
+            bug.notes["piece"] = piece.describe()
+        bugs += found
+        ev = last
+        if len(bugs) >= MAX_BUGS_PER_GRAPH:
+            break
+    if not any(b.small is not None for b in bugs):
+        return [], ev, None
+    first = next(p for p in pieces if p.describe() == bugs[0].notes["piece"])
+    return bugs, ev, first
 
 
 def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> tuple[Bug, Evaluator]:

@@ -1,0 +1,94 @@
+"""A large graph's failure looked for in pieces, before any replay of the whole graph.
+
+Every question about the whole of a large graph (confirmation, divergence, the check for a
+second bug) is a whole Inductor compile, and Inductor's compile time grows faster than the
+graph: at 961 ops one check costs about as much as the script's own run. The script's run
+(the capture) has already shown that the graph fails; what is left is where. So the ops are
+cut, in graph order, into pieces of about PIECE_OPS ops, each fed with the recorded eager
+values of what it reads and returning every value read after it. The pieces are checked
+side by side on the workers, each a small compile, so the cost grows with the graph. A piece
+that fails alone holds a bug of its own: its inputs are eager's, so nothing before it is to
+blame. Each such piece is confirmed, localized and reduced as a graph of its own.
+
+When no piece fails alone (a bug that needs the graph's fusion across a cut, or an error
+that grows past tolerance only further on) the caller replays the whole graph as before: the
+pieces cost a little time, never the answer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch.fx as fx
+
+from minifier.reduce.graph_edit import NON_OPS, op_names, op_nodes, rebuild
+from minifier.workers.evaluate import Evaluator, repeats_question
+
+PIECE_OPS = 40  # small enough that a piece compiles in about a second
+MIN_OPS = 2 * PIECE_OPS  # below this the whole graph is one piece: the usual path
+KINDS = ("accuracy", "compile_error", "runtime_error")  # crashes and hangs would take a worker each
+
+
+@dataclass
+class Piece:
+    gm: fx.GraphModule
+    first: int  # index of its first op among the whole graph's ops (from 0)
+    last: int
+    of: int  # ops in the whole graph
+    signature: str = ""  # its failure's, once checked
+
+    def describe(self) -> str:
+        return f"ops {self.first + 1}-{self.last + 1} of {self.of}"
+
+
+def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int = 1) -> list[Piece] | None:
+    """The graph's ops in graph order, cut into pieces of at most `size`, as many as a multiple
+    of `workers` (no worker idles in the last round); None when it is too small to cut, or a
+    cut would need a value that was not recorded (a tuple, an opaque object) or a piece would
+    pull in ops of another (an op with side effects)."""
+    ops = op_nodes(gm)
+    if len(ops) < max(MIN_OPS, 2 * size):
+        return None
+    count = math.ceil(math.ceil(len(ops) / size) / workers) * workers
+    bounds = [round(i * len(ops) / count) for i in range(count + 1)]
+    pieces = []
+    for first, end in zip(bounds, bounds[1:]):
+        members = set(ops[first:end])
+        members |= {u for n in ops[first:end] for u in n.users if u.target in NON_OPS}  # getitems go with their op
+        piece = _piece(gm, members, values)
+        if piece is None:
+            return None
+        pieces.append(Piece(piece, first, end - 1, len(ops)))
+    return pieces
+
+
+def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict) -> fx.GraphModule | None:
+    reads = {a for n in members for a in n.all_input_nodes if a not in members and a.op != "placeholder"}
+    leaves = [n.name for n in gm.graph.nodes if n in members and any(u not in members for u in n.users)]
+    outputs = [name for name in leaves if name in values and hasattr(values[name], "shape")]
+    if not outputs:
+        return None
+    try:
+        piece = rebuild(gm, cut={n.name for n in reads}, outputs=outputs, values=values)
+    except ValueError:  # a value it reads was not recorded
+        return None
+    names = {n.name for n in members}
+    return piece if set(op_names(piece)) <= names else None
+
+
+def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict, tries: int) -> list[Piece] | None:
+    """The pieces that fail alone at Inductor as the whole graph failed in the script (same
+    kind; for an error the same signature), in graph order; None when the graph is not cut.
+    Each is run `tries` times at once, so that the confirmation of a failing one is answered."""
+    pieces = split(gm, values, workers=ev.pool.size) if failure.get("kind") in KINDS else None
+    if not pieces:
+        return None
+    ev.prefetch([repeats_question(p.gm, tries) for p in pieces])
+    failing = []
+    for piece in pieces:
+        answer = ev.repeats(piece.gm, tries)[0]
+        if answer.get("status") == "fail" and answer.get("kind") == failure["kind"] and \
+                (failure["kind"] == "accuracy" or answer.get("signature") == failure.get("signature")):
+            piece.signature = answer["signature"]
+            failing.append(piece)
+    return failing
