@@ -126,6 +126,8 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
             masked.add(bug.culprit)
             continue
+        if bug.culprit:
+            ask_masked_early(gm, masked | {bug.culprit}, values, ev)
         with search.phases.timed("reduction"):
             ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
@@ -163,6 +165,18 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
         return [], ev, None
     first = next(p for p in pieces if p.describe() == bugs[0].notes["piece"])
     return bugs, ev, first
+
+
+def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator) -> None:
+    """Most accuracy bugs reduce to their first divergent node alone, and the question after
+    the reduction is whether the graph still fails with that node fed its eager value: asked
+    now, it runs beside the reduction (on another bug's ops it is one wasted check)."""
+    try:
+        after = rebuild(gm, cut=masked, values=values)
+    except ValueError:  # no recorded value to feed it
+        return
+    if op_names(after):
+        ev.prefetch([(after, "inductor", 0)])
 
 
 def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> tuple[Bug, Evaluator]:
