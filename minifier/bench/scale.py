@@ -21,6 +21,7 @@ from minifier.bench.builtin import run_builtin
 from minifier.bench.cases import project_env, seeded_cache
 from minifier.bench.memory import run_measured
 from minifier.bench.score import score
+from minifier.phases import ORDER
 
 SIZES = (4, 16, 48, 96, 192)
 BUILTIN_SIZES = (48,)
@@ -170,7 +171,8 @@ def print_scale_table(rows: list[ScaleRow], console) -> None:
     from rich.table import Table
 
     table = Table(title="minify bench --scale (residual MLP, relu mis-generated in the middle block)")
-    phase_names = list(dict.fromkeys(p for r in rows for p in r.phases))
+    seen = {p for r in rows for p in r.phases}
+    phase_names = [p for p in ORDER if p in seen] + sorted(seen - set(ORDER))  # in pipeline order
     for col in ["blocks", "graph ops", "script s", "minify s", "ratio", "to repro s", "built-in s", "vs built-in",
                 "compiles", *[f"{p} s" for p in phase_names], "answer", "peak MiB script/minify"]:
         table.add_column(col, overflow="fold")
