@@ -1,5 +1,3 @@
-import sys
+from minifier.cli import main_exit
 
-from minifier.cli import main
-
-sys.exit(main())
+main_exit()
