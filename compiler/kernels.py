@@ -88,6 +88,35 @@ def source_node(fx_node) -> str:
 
 
 @contextlib.contextmanager
+def recorded_kernels() -> Iterator[list[Kernel]]:
+    """Inductor's kernels, with the nodes each computes, of what is compiled (built and run as
+    usual) meanwhile: the kernel map of a check, at no extra compile. Filled on exit."""
+    from torch._inductor.graph import GraphLowering
+
+    codes: list[str] = []
+    original = GraphLowering.compile_to_module
+
+    def compile_to_module(self):
+        module = original(self)
+        path = getattr(module, "__file__", None)
+        if path:
+            with contextlib.suppress(OSError):
+                with open(path) as f:
+                    codes.append(f.read())
+        return module
+
+    found: list[Kernel] = []
+    GraphLowering.compile_to_module = compile_to_module
+    try:
+        with kernel_origins() as seen:
+            yield found
+    finally:
+        GraphLowering.compile_to_module = original
+        if codes:
+            found.extend(parse_kernels(codes, seen))
+
+
+@contextlib.contextmanager
 def _codegen_only() -> Iterator[list[str]]:
     """Generate Inductor's output code but neither build nor run it (as inductor.utils.get_code)."""
     from torch._inductor.graph import GraphLowering

@@ -16,7 +16,7 @@ import torch.fx as fx
 from compiler import inject
 from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, module_source, trace_module
-from compiler.kernels import dynamo_op_names, generated_code
+from compiler.kernels import Kernel, dynamo_op_names, generated_code
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
 from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
@@ -63,12 +63,16 @@ class DivergenceJob:
     def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
         """Which kernels compute each node (Inductor's code generated, nothing built), and the
         kernels that write in place."""
-        inputs = resolve_inputs(self.values, self.job.inputs)
-        with self.compiling(inputs):
-            code, kernels = generated_code(self.model, inputs, self.spec)
-        self.compiles += 1  # code generated, nothing built
-        # the same answer as a kernels job on this graph: localization takes it from here
-        self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
+        if self.job.known_kernels:  # a check of this graph recorded them as it compiled
+            kernels = [Kernel(**k) for k in self.job.known_kernels]
+            self.generated = {"kernels": list(self.job.known_kernels)}
+        else:
+            inputs = resolve_inputs(self.values, self.job.inputs)
+            with self.compiling(inputs):
+                code, kernels = generated_code(self.model, inputs, self.spec)
+            self.compiles += 1  # code generated, nothing built
+            # the same answer as a kernels job on this graph: localization takes it from here
+            self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
         gm = self.gm
         calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
         ours = dict(zip(dynamo_op_names(gm), calls))

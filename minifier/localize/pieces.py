@@ -16,7 +16,6 @@ pieces cost a little time, never the answer.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch.fx as fx
@@ -42,14 +41,14 @@ class Piece:
 
 
 def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int = 1) -> list[Piece] | None:
-    """The graph's ops in graph order, cut into pieces of at most `size`, as many as a multiple
+    """The graph's ops in graph order, cut into pieces of about `size`, as many as a multiple
     of `workers` (no worker idles in the last round); None when it is too small to cut, or a
     cut would need a value that was not recorded (a tuple, an opaque object) or a piece would
     pull in ops of another (an op with side effects)."""
     ops = op_nodes(gm)
     if len(ops) < max(MIN_OPS, 2 * size):
         return None
-    count = math.ceil(math.ceil(len(ops) / size) / workers) * workers
+    count = max(2, workers * max(1, round(len(ops) / (size * workers))))
     bounds = [round(i * len(ops) / count) for i in range(count + 1)]
     pieces = []
     for first, end in zip(bounds, bounds[1:]):
@@ -83,7 +82,7 @@ def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dic
     pieces = split(gm, values, workers=ev.pool.size) if failure.get("kind") in KINDS else None
     if not pieces:
         return None
-    ev.prefetch([repeats_question(p.gm, tries) for p in pieces])
+    ev.prefetch([repeats_question(p.gm, tries, kernel_map=True) for p in pieces])
     failing = []
     for piece in pieces:
         answer = ev.repeats(piece.gm, tries)[0]

@@ -61,7 +61,8 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
     return "inductor", {}
 
 
-def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict) -> list[tuple]:
+def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict,
+                       known_kernels: list | None = None) -> list[tuple]:
     """What confirming a bug leads to, asked for all at once so that the workers never wait on
     one another: for an accuracy failure where at Inductor it starts (minifier.localize.divergence:
     the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
@@ -69,7 +70,7 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     again there."""
     checks = []
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
-        checks.append(divergence_question(gm))
+        checks.append(divergence_question(gm, known_kernels))
     checks.append(repeats_question(gm, tries))
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
@@ -183,7 +184,8 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     """Replay the graph `tries` times (k of k); what it leads to is asked for at once. Returns
     the bug and the evaluator to ask about it from now on: once every replay reproduced (and
     none hung), a run longer than `stuck_after` the slowest replay is a hang."""
-    ev.prefetch(speculative_checks(gm, tries, ev.signature, values))
+    known = (ev.cached(repeats_question(gm, tries)) or {}).get("kernels")  # a piece's check recorded them
+    ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known))
     answers = ev.repeats(gm, tries)
     hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
     kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")

@@ -223,14 +223,17 @@ class Evaluator:
         return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
 
 
-def repeats_question(gm: fx.GraphModule, times: int) -> tuple:
-    """The question `Evaluator.repeats` asks first, for `prefetch`."""
-    return gm, None, 0, {"runs": times}
+def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False) -> tuple:
+    """The question `Evaluator.repeats` asks first, for `prefetch`; `kernel_map`: the answer
+    also holds the kernels built (for a divergence job on the same graph, see below)."""
+    return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {})}
 
 
-def divergence_question(gm: fx.GraphModule) -> tuple:
+def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None) -> tuple:
     """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
-    build on two threads (one long job that would otherwise leave a core idle)."""
+    build on two threads (one long job that would otherwise leave a core idle). With the
+    kernels an earlier check of `gm` recorded, it does not generate them again."""
     names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
-    return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2}
+    return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2,
+                               **({"known_kernels": known_kernels} if known_kernels else {})}
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 # What every question's key holds; `op` joins it for a question other than a check, and `runs`
 # for more than one run (see `Job.key`).
 KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
-_TUPLES = ("inputs", "injections", "node_names", "ignore")  # lists on the wire, tuples in a Job
+_TUPLES = ("inputs", "injections", "node_names", "ignore", "known_kernels")  # lists on the wire, tuples in a Job
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Job:
     timeout: float | None = None  # seconds after which the run is a hang (None: the pool's)
     kernel_threads: int = 1  # threads that build new kernels
     backward: bool = False  # check: floating inputs require grad; their gradients are judged too (compiler.grads)
+    kernel_map: bool = False  # check: also answer Inductor's kernels and the nodes each computes
+    known_kernels: tuple | None = None  # divergence: that answer of an earlier check of the same graph
 
     def __post_init__(self) -> None:
         for name in _TUPLES:

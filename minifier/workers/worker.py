@@ -16,7 +16,9 @@ from minifier.workers.protocol import CaseValues, read_message, resolve_inputs, 
 
 
 def run_check(job: Job, values: CaseValues) -> dict:
-    from compiler import inject
+    import contextlib
+
+    from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check
@@ -30,7 +32,8 @@ def run_check(job: Job, values: CaseValues) -> dict:
     tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict, ignore=tuple(job.ignore))
     modes = lambda: graph_modes(job.context or {}, spec.grad_enabled, inputs)  # as the script ran it
     answers = []
-    with inject.injected(*injections):
+    recording = kernels.recorded_kernels() if job.kernel_map and job.stage == "inductor" else contextlib.nullcontext([])
+    with inject.injected(*injections), recording as kernel_map:
         with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
             compiled = compile_for_stage(model, job.stage, spec)
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
@@ -47,7 +50,10 @@ def run_check(job: Job, values: CaseValues) -> dict:
                     outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, tolerance)
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
             answers.append({**outcome.__dict__, "seeded": seeded and outcome.status == "fail"})
-    return {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
+    result = {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
+    if kernel_map:  # the kernels the check built, for a later divergence job on this graph
+        result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
+    return result
 
 
 def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
