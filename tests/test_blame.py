@@ -244,3 +244,15 @@ def test_an_experiment_started_ahead_gives_the_search_its_answer(tmp_path):
     unwanted.close()  # before it answers: not started, or its process killed (a crash, not the bug)
     answer = unwanted.take("k")
     assert answer is None or not answer["signature"].startswith("accuracy"), answer
+
+
+def test_the_first_experiments_are_the_code_path_and_the_script_config_reverted():
+    """What every Inductor repro's search asks first starts beside its baseline: on the CPU the
+    scalar C++ probe and, where the script changed Inductor config, all of it reverted to the
+    defaults (keys as the search makes them, so the answers are taken)."""
+    from minifier.blame.search import ON_CPU, SCALAR, config_reverted, experiment_key, first_experiments
+
+    cpu = first_experiments({"device": "cpu", "config": {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}})
+    reverted = config_reverted(["cpp.inject_relu_bug_TESTING_ONLY"], {"cpp.inject_relu_bug_TESTING_ONLY": None})
+    assert list(cpu) == [experiment_key(SCALAR), experiment_key(reverted)]
+    assert list(first_experiments({"device": "cuda"})) == [experiment_key(ON_CPU)]

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from compiler.subsystems import ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, Experiment
+from compiler.subsystems import (ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, Experiment,
+                                 config_defaults)
 from minifier.blame.ahead import AheadRuns
 from minifier.blame.probe_worker import BlameWorker, WorkerDied
 from minifier.workers.worker import POISONING
@@ -31,6 +32,7 @@ from repro.manifest import ReproFolderError, read_manifest
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
 ON_CPU = Experiment("C++ backend instead of Triton", device="cpu")
+SCALAR = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATION))
 
 
 def experiment_key(experiment: Experiment) -> str:
@@ -142,9 +144,8 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=Non
     # A crash kills the worker; a CUDA device-side assert spoils its context for every later run.
     isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
     timeout = 60.0 if isolate else 300.0
-    # a GPU repro's CPU probe (codegen) is always asked for at Inductor: started beside the rest
-    ahead = AheadRuns(repro_dir, stage, {experiment_key(ON_CPU): ON_CPU}, timeout, zygote) \
-        if stage == "inductor" and manifest.get("device", "cpu") != "cpu" else None
+    # each compiles new kernels: started beside the baseline, each in a process of its own
+    ahead = AheadRuns(repro_dir, stage, first_experiments(manifest), timeout, zygote) if stage == "inductor" else None
     with BlameWorker(repro_dir, stage, isolate=isolate, timeout=timeout, zygote=zygote) as worker:
         try:
             info = worker.start()
@@ -202,13 +203,31 @@ def inductor_stage(search: Search, info: dict) -> None:
         decompositions(search)
 
 
+def config_reverted(keys: list, defaults: dict) -> Experiment:
+    return Experiment(f"script config reverted: {', '.join(keys)}", config={k: defaults[k] for k in keys})
+
+
+def first_experiments(manifest: dict) -> dict[str, Experiment]:
+    """What an Inductor repro's search always asks first, by key, to start beside the baseline:
+    the code-path probe (a GPU repro's on the CPU, a CPU repro's scalar C++), and with the
+    script's config all reverted (defaults as this process has them; the search's own come from
+    its worker, so where they differ the answer is not used)."""
+    first = ON_CPU if manifest.get("device", "cpu") != "cpu" else SCALAR
+    experiments = [first]
+    changed = sorted(manifest.get("config") or {})
+    if changed:
+        defaults = config_defaults()
+        experiments.append(config_reverted(changed, {k: defaults.get(k) for k in changed}))
+    return {experiment_key(e): e for e in experiments}
+
+
 def script_config(search: Search, defaults: dict) -> None:
     """Does the failure need the Inductor config the script changed? Which keys?"""
     if not defaults:
         return
 
     def reverted(keys: list) -> Experiment:
-        return Experiment(f"script config reverted: {', '.join(keys)}", config={k: defaults[k] for k in keys})
+        return config_reverted(keys, defaults)
 
     keys = sorted(defaults)
     if not search.probe(reverted(keys)):
@@ -222,10 +241,9 @@ def codegen(search: Search, device: str) -> str:
     """Vectorized vs scalar C++ (CPU); Triton vs the C++ backend (GPU repros). Returns the code
     path the failure is known to need: "vectorized", "triton" or "any"."""
     if device == "cpu":
-        scalar = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATION))
-        if search.probe(scalar):
+        if search.probe(SCALAR):
             search.find("codegen", "fails only with the vectorized C++ path (cppvec): the scalar C++ code passes",
-                        scalar)
+                        SCALAR)
             return "vectorized"
         return "any"
     if search.probe(ON_CPU):
