@@ -106,6 +106,8 @@ def test_two_bugs_of_a_large_graph_are_found_in_pieces_without_compiling_it_whol
     assert "found in pieces: ops 1-48 of 97 fail alone" in report["bugs"][0]["replay"]
     assert "ops 49-97 of 97" in report["bugs"][1]["replay"]
     assert report["localization"][0]["piece"] == "ops 1-48 of 97"
+    html = (tmp_path / "minify-out" / "prog" / "report.html").read_text()
+    assert "In the piece of the graph that fails alone (ops 1-48 of 97" in html
     whole = max(job["source_lines"] for job in timeline if job["op"] == "check" and job["stage"] == "inductor"
                 and job["runs"] == 3)
     # the biggest Inductor question was a piece's, half the graph

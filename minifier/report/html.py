@@ -233,6 +233,9 @@ def _localization_section(loc: dict) -> str:
         return f"<h2>Graph {g}</h2><p class='muted'>Could not localize: {_e(loc['error'])}</p>"
     out = [f"<h2>Graph {g} ({_e(loc['part'])}): where it fails</h2>",
            "<p>" + ", ".join(f"{_e(s)}: <b>{_e(v)}</b>" for s, v in loc["stages"].items()) + "</p>"]
+    if loc.get("piece"):
+        out.append(f"<p>In the piece of the graph that fails alone ({_e(loc['piece'])}, fed with eager values): "
+                   f"the stages and nodes below are that piece's.</p>")
     if loc.get("observation"):
         out.append(f"<p class='muted'>Observed by {_e(loc['observation'])}.</p>")
     out.append('<p class="legend"><span style="background:#dbe9f6">input</span><span style="background:#cdebd3">'
