@@ -119,3 +119,18 @@ def test_ddmin_tries_removing_everything_first():
     ev = PredicateEvaluator({7})
     assert ddmin(ev, list(range(10)), lambda kept: kept, 2) == [7]
     assert ev.tried[0] == []
+
+
+def test_python_operators_named_with_an_underscore_are_pure_and_setitem_is_not():
+    """`operator.and_` (a mask in a transformers model) was taken for an in-place op by its
+    trailing underscore, so no edit could drop it; `setitem` writes into a tensor and stays."""
+    import operator
+
+    graph = fx.Graph()
+    x, m = graph.placeholder("x"), graph.placeholder("m")
+    graph.call_function(operator.and_, (m, m))  # dead and pure
+    graph.call_function(operator.setitem, (x, 0, 1.0))  # dead but a write
+    graph.output(graph.call_function(torch.neg, (x,)))
+    gm = rebuild(fx.GraphModule(torch.nn.Module(), graph))
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert operator.and_ not in targets and operator.setitem in targets

@@ -177,6 +177,12 @@ def clean(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
+# Python's operator functions that change their first operand; `and_`, `or_`, `not_` (the
+# trailing underscore only dodges a keyword) do not.
+_OPERATOR_MUTATES = {"setitem", "delitem", "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imod", "imul",
+                     "imatmul", "ior", "ipow", "irshift", "isub", "itruediv", "ixor"}
+
+
 def _has_side_effect(node: fx.Node) -> bool:
     if node.op == "call_method":
         return str(node.target).endswith("_") and not str(node.target).startswith("_")
@@ -185,6 +191,8 @@ def _has_side_effect(node: fx.Node) -> bool:
     if schema is not None:
         return schema.is_mutable
     name = getattr(target, "__name__", "")
+    if getattr(target, "__module__", None) in ("_operator", "operator"):
+        return name in _OPERATOR_MUTATES
     return name.endswith("_") and not name.startswith("_") or name in ("_set_grad_enabled",)
 
 
