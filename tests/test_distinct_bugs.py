@@ -88,3 +88,23 @@ def test_nan_in_eager_is_not_a_compiler_bug(tmp_path):
         """)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert report["status"] == "nothing_failed"
+
+
+@pytest.mark.slow
+def test_one_bug_repeated_in_every_layer_is_confirmed_once(tmp_path):
+    """Three blocks, one mis-generated relu each: one bug, and once it is reduced every relu is
+    masked at once, so the graph is confirmed once, not once per relu ("same bug" rounds)."""
+    proc, report = _minify(tmp_path, """\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+        def f(x):
+            for _ in range(3):
+                x = torch.relu(x.sin() * 2) + x.cos()
+            return x
+        torch.compile(f)(torch.randn(64))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["verified"]
+    timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
+    confirmations = [j for j in timeline if j["op"] == "check" and j["stage"] == "inductor" and j["runs"] == 3]
+    assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]

@@ -3,7 +3,11 @@
 A graph can hold more than one bug (two miscompiled ops, or a compile error hiding an
 accuracy bug). After a bug is reduced, its ops are masked: replaced by inputs fed with their
 recorded eager values. If the masked graph still fails, that failure is another bug, reduced
-in turn from the masked graph, so no reduction can slip from one bug to the other.
+in turn from the masked graph, so no reduction can slip from one bug to the other. With an
+accuracy bug's first divergent node, every other node of the same op is masked too: a
+failure there with the same signature would be the same bug (a bug is its signature and its
+culprit's op), and a model repeats its layers (four relus of four blocks were four rounds
+of confirmation, each ending in "same bug").
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import torch
 import torch.fx as fx
 
 from compiler.stages import STAGES
@@ -19,7 +24,7 @@ from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
-from minifier.reduce.graph_edit import op_label, op_names, rebuild
+from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
 from minifier.reduce.passes import Context
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 
@@ -125,16 +130,18 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             search.say(f"graph {index}: same bug as graph {same.graph}")
             if not bug.culprit:
                 break
-            masked.add(bug.culprit)
+            masked |= {bug.culprit} | same_op(current, bug.culprit, values)
             continue
         if bug.culprit:
-            ask_masked_early(gm, masked | {bug.culprit}, values, ev)
+            ask_masked_early(gm, masked | {bug.culprit} | same_op(current, bug.culprit, values), values, ev)
         with search.phases.timed("reduction"):
             ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
         masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
+        if bug.culprit:
+            masked |= {bug.culprit} | same_op(current, bug.culprit, values)
     return bugs, ev
 
 
@@ -166,6 +173,12 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
         return [], ev, None
     first = next(p for p in pieces if p.describe() == bugs[0].notes["piece"])
     return bugs, ev, first
+
+
+def same_op(gm: fx.GraphModule, culprit: str, values: dict) -> set[str]:
+    """The nodes of `gm` that call the same op as `culprit` and can be fed recorded values."""
+    label = op_label(next(n for n in gm.graph.nodes if n.name == culprit))
+    return {n.name for n in op_nodes(gm) if op_label(n) == label and isinstance(values.get(n.name), torch.Tensor)}
 
 
 def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator) -> None:
