@@ -12,12 +12,13 @@ of confirmation, each ending in "same bug").
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import torch
 import torch.fx as fx
 
+from compiler.signature import rung_of
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
@@ -151,6 +152,7 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
     and confirmed, localized and reduced there; ([], ev, None) when no piece fails alone or
     none of their bugs could be reduced: then the whole graph is searched as usual. Returns the
     evaluator of the last question and the piece of the first bug."""
+    ev = for_pieces(ev, failure["signature"])
     start = time.perf_counter()
     pieces = failing_pieces(gm, values, ev, failure, search.tries)
     if pieces is None:  # too small to cut
@@ -173,6 +175,18 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
         return [], ev, None
     first = next(p for p in pieces if p.describe() == bugs[0].notes["piece"])
     return bugs, ev, first
+
+
+INTERNAL_RUNGS = ("signed_zero", "layout")  # what a value's user may not see: its zero's sign, its strides
+
+
+def for_pieces(ev: Evaluator, signature: str) -> Evaluator:
+    """The evaluator that judges pieces: a piece returns values the rest of the graph reads,
+    whose strides and zero signs no user sees (GPT-2's cat of an empty KV cache returns other
+    strides than eager's, which the next matmul does not mind), so those rungs are not judged,
+    unless the script's failure is one of them."""
+    skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.ignore)
+    return replace(ev, ignore=(*ev.ignore, *skip)) if skip else ev
 
 
 def same_op(gm: fx.GraphModule, culprit: str, values: dict) -> set[str]:
