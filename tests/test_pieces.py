@@ -190,7 +190,7 @@ def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them
     from pathlib import Path
 
     from compiler.stages import CompileSpec
-    from minifier.reduce.bugs import for_pieces
+    from minifier.localize.pieces import for_pieces
     from minifier.workers.evaluate import Evaluator
 
     ev = Evaluator(None, Path("/nowhere"), CompileSpec(), [], signature="")

@@ -12,17 +12,16 @@ of confirmation, each ending in "same bug").
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 import torch.fx as fx
 
-from compiler.signature import rung_of
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.localize.pieces import Piece, failing_pieces
+from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
@@ -124,6 +123,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         with search.phases.timed("stage checks"):
             ev = locate(bug, current, values, ev, search.say)
         label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
+        same_label = {bug.culprit} | same_op(current, label, values) if bug.culprit else set()
         if bug.key(label) in search.known:
             same = search.known[bug.key(label)]
             if index != same.graph:
@@ -131,18 +131,16 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             search.say(f"graph {index}: same bug as graph {same.graph}")
             if not bug.culprit:
                 break
-            masked |= {bug.culprit} | same_op(current, bug.culprit, values)
+            masked |= same_label
             continue
-        if bug.culprit:
-            ask_masked_early(gm, masked | {bug.culprit} | same_op(current, bug.culprit, values), values, ev)
+        if same_label:
+            ask_masked_early(gm, masked | same_label, values, ev)
         with search.phases.timed("reduction"):
             ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
-        masked |= {name for name in op_names(bug.small) if name in values}  # a tuple (chunk) cannot be fed
-        if bug.culprit:
-            masked |= {bug.culprit} | same_op(current, bug.culprit, values)
+        masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
 
 
@@ -159,6 +157,7 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
         return [], ev, None
     search.phases.add("pieces", time.perf_counter() - start)
     bugs: list[Bug] = []
+    first: Piece | None = None  # where the first bug was found
     for piece in pieces:
         search.say(f"graph {index}: {piece.describe()} fail alone, fed with eager values")
         found, last = bugs_in_graph(index, piece.gm, values, ev, piece.signature, search)
@@ -168,30 +167,17 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
                                    f"graph was not replayed (its failure is the script's own run)")
             bug.notes["piece"] = piece.describe()
         bugs += found
+        first = first or (piece if found else None)
         ev = last
         if len(bugs) >= MAX_BUGS_PER_GRAPH:
             break
     if not any(b.small is not None for b in bugs):
         return [], ev, None
-    first = next(p for p in pieces if p.describe() == bugs[0].notes["piece"])
     return bugs, ev, first
 
 
-INTERNAL_RUNGS = ("signed_zero", "layout")  # what a value's user may not see: its zero's sign, its strides
-
-
-def for_pieces(ev: Evaluator, signature: str) -> Evaluator:
-    """The evaluator that judges pieces: a piece returns values the rest of the graph reads,
-    whose strides and zero signs no user sees (GPT-2's cat of an empty KV cache returns other
-    strides than eager's, which the next matmul does not mind), so those rungs are not judged,
-    unless the script's failure is one of them."""
-    skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.ignore)
-    return replace(ev, ignore=(*ev.ignore, *skip)) if skip else ev
-
-
-def same_op(gm: fx.GraphModule, culprit: str, values: dict) -> set[str]:
-    """The nodes of `gm` that call the same op as `culprit` and can be fed recorded values."""
-    label = op_label(next(n for n in gm.graph.nodes if n.name == culprit))
+def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
+    """The nodes of `gm` that call the op `label` names and can be fed recorded values."""
     return {n.name for n in op_nodes(gm) if op_label(n) == label and isinstance(values.get(n.name), torch.Tensor)}
 
 
