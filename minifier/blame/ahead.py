@@ -35,11 +35,13 @@ class AheadRuns:
                 return None
             self.workers.append(worker)
         try:
-            return worker.run(experiment)
+            answer = worker.run(experiment)
         except Exception:  # the search runs it itself instead
             return None
         finally:
             worker.close()
+        with self.lock:  # killed by close: its crash is not the experiment's answer
+            return None if self.closed else answer
 
     def take(self, key: str) -> dict | None:
         """The answer of the experiment started under `key` (waiting for it), or None."""

@@ -189,11 +189,19 @@ class BlameWorker:
         self.child: Child | None = None
         self.info: dict = {}
         self.restarts = 0
+        self.closed = False
+        self.lock = threading.Lock()
 
     def start(self) -> dict:
-        """Start a child and return its hello (raises WorkerDied if it cannot load the repro)."""
-        self.child = Child(self.folder, self.log, self.zygote)
-        self.info = self.child.ask(None, STARTUP_TIMEOUT, self.stage)
+        """Start a child and return its hello (raises WorkerDied if it cannot load the repro).
+        A child that comes up after `close` (another thread closed a starting worker) is killed."""
+        child = Child(self.folder, self.log, self.zygote)
+        with self.lock:
+            if self.closed:
+                child.close()
+                raise RuntimeError("blame worker closed while its child started")
+            self.child = child
+        self.info = child.ask(None, STARTUP_TIMEOUT, self.stage)
         return self.info
 
     def run(self, experiment) -> dict:
@@ -215,9 +223,11 @@ class BlameWorker:
         return self.log.read()[-chars:]
 
     def close(self) -> None:
-        if self.child is not None:
-            self.child.close()
-            self.child = None
+        with self.lock:
+            self.closed = True
+            child, self.child = self.child, None
+        if child is not None:
+            child.close()
         self.log.close()
 
     def __enter__(self) -> "BlameWorker":
