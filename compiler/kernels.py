@@ -208,11 +208,22 @@ def _call_line(text: str, name: str, occurrence: int) -> str:
 
 def dynamo_op_names(gm: torch.fx.GraphModule) -> list[str]:
     """The names Dynamo gives the calls of `gm` when it traces the module `gm` was written as
-    (by target, numbered in order; its inputs are `L_..._`, so they never take an op's name),
-    in graph order: what `Kernel.nodes` says, mapped back to `gm`'s nodes by position."""
+    and names nodes by target (numbered in order; its inputs are `L_..._`, so they never take
+    an op's name), in graph order. Dynamo of torch 2.13 names them after the source's
+    variables instead, which are `gm`'s own names: `kernel_node_names` takes whichever fits."""
     graph = torch.fx.Graph()
     return [graph.create_node(n.op, n.target, (), {}).name for n in gm.graph.nodes
             if n.op in ("call_function", "call_method", "call_module")]
+
+
+def kernel_node_names(gm: torch.fx.GraphModule, kernels: list[Kernel]) -> dict[str, str]:
+    """What `Kernel.nodes` says, mapped to `gm`'s node names: Dynamo named the nodes of the
+    module `gm` was written as either by its variables (`gm`'s names) or by target; the
+    naming under which more of the kernels' nodes are found is the one this torch used."""
+    calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    named = {name for kernel in kernels for name in kernel.nodes}
+    by_variable, by_target = dict(zip(calls, calls)), dict(zip(dynamo_op_names(gm), calls))
+    return max((by_variable, by_target), key=lambda names: len(named & names.keys()))
 
 
 def kernels_of(kernels: list[Kernel], node: str) -> list[Kernel]:

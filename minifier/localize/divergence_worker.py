@@ -16,7 +16,7 @@ import torch.fx as fx
 from compiler import inject
 from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, module_source, trace_module
-from compiler.kernels import Kernel, dynamo_op_names, generated_code
+from compiler.kernels import Kernel, generated_code, kernel_node_names
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
 from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
@@ -73,9 +73,7 @@ class DivergenceJob:
             self.compiles += 1  # code generated, nothing built
             # the same answer as a kernels job on this graph: localization takes it from here
             self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
-        gm = self.gm
-        calls = [n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
-        ours = dict(zip(dynamo_op_names(gm), calls))
+        ours = kernel_node_names(self.gm, kernels)
         node_kernels: dict[str, set] = {}
         for kernel in kernels:
             for name in kernel.nodes:
