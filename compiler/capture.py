@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, launch_form, settings
+from compiler import config_snapshot, inject, kernels, launch_form, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
 from compiler.launch_form import Launch
@@ -179,8 +179,20 @@ class RecordingBackend:
             return compile()
         if not is_backward:
             self.session.seq_sources[key] = seq_nr_sources(aten_gm)
-            return compile()
+            return _compile_recording_kernels(compile, forward_record)
         return _record_backward(self.session, key, forward_record, aten_gm, compile)
+
+
+def _compile_recording_kernels(compile, record: dict):
+    """Compile, keeping Inductor's kernels and the nodes each computes in the graph's record:
+    the divergence search reads which values are stored anyway from them, and would otherwise
+    generate the graph's code again in a worker. Not kept for symbolic sizes: the replay's
+    kernels are made for the numbers of one call."""
+    with kernels.recorded_kernels() as found:
+        compiled = compile()
+    if found and not record.get("symbolic"):
+        record["kernels"] = [k.to_dict() for k in found]
+    return compiled
 
 
 def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:

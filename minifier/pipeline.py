@@ -20,7 +20,7 @@ from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
-from minifier.localize.graph_values import load_graph, record_values
+from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces
@@ -156,7 +156,8 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
             g.record["replay_note"] = bugs[0].notes["replay"]
         else:
             session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
-            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search)
+            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search,
+                                       script_kernels(g, gm))
         if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
             bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)

@@ -49,3 +49,41 @@ def test_without_the_bug_the_same_kernel_prints_a_real_negation():
     kernel = kernels.kernels_of(found, "a")[0]
     assert "2 * " not in kernel.source
     assert "-" in kernel.source
+
+
+RESIDUAL = """\
+import torch
+torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+w = torch.randn(16, 16)
+
+@torch.compile
+def block(x):
+    x = x + torch.relu(x @ w).sin()
+    x = x + torch.cos(x @ w)
+    return x
+
+block(torch.randn(4, 16))
+"""
+
+
+def test_the_scripts_kernel_map_is_kept_under_the_replayed_graphs_names(tmp_path, project_env, monkeypatch):
+    """The capture records the kernels of each forward graph it compiles (the divergence search
+    takes them instead of generating the code again). Dynamo of 2.13 names the residual adds
+    after the script's variable (`x`, `x_1`); the replayed graph is re-traced (`add`, `add_1`),
+    and the map is renamed to it by position."""
+    from minifier.localize.capture_run import run_capture
+    from minifier.localize.graph_values import load_graph, script_kernels
+
+    script = tmp_path / "residual.py"
+    script.write_text(RESIDUAL)
+    monkeypatch.setenv("PYTHONPATH", project_env["PYTHONPATH"])
+    capture = run_capture(script, [], tmp_path / "cap", tmp_path / "cap.log", 600)
+    record = capture.graphs[0]
+    gm, _ = load_graph(record)
+    mapped = script_kernels(record, gm)
+    ops = {n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")}
+    assert mapped and all(set(k["nodes"]) <= ops for k in mapped), mapped
+    computed = {name for k in mapped for name in k["nodes"]}
+    relu = next(n.name for n in gm.graph.nodes if n.target is torch.relu)
+    adds = [n.name for n in gm.graph.nodes if "add" in str(n.target)]
+    assert relu in computed and len(adds) == 2 and set(adds) <= computed, (adds, mapped)

@@ -39,3 +39,15 @@ def record_values(gm: fx.GraphModule, inputs: list) -> dict:
     with torch.no_grad():
         Recorder(gm).run(*inputs)
     return values
+
+
+def script_kernels(record: GraphRecord, gm: fx.GraphModule) -> list | None:
+    """The kernel map the script's compile recorded (compiler.capture), its nodes renamed to
+    `gm`'s: Dynamo named them (after the script's variables: `x`, `x_1`), the re-traced graph
+    keeps their order under other names. None when there is none or the nodes do not line up."""
+    kernels, rows = record.record.get("kernels"), record.node_rows()
+    nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
+    if not kernels or len(rows) != len(nodes):
+        return None
+    names = {row["name"]: node.name for row, node in zip(rows, nodes)}
+    return [{**k, "nodes": [names[n] for n in k["nodes"] if n in names]} for k in kernels]

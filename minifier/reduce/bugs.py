@@ -97,11 +97,12 @@ class BugSearch:
 
 
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
-                  search: BugSearch) -> tuple[list[Bug], Evaluator]:
+                  search: BugSearch, kernels: list | None = None) -> tuple[list[Bug], Evaluator]:
     """Confirm, localize and reduce each distinct bug of graph `index`, masking each one found
     before looking for the next. Each question gets its evaluator from the one before (`for_bug`:
     what was learned of the graph, the run time limit and the candidate check, carries on); the
-    last is returned with the bugs, for localization."""
+    last is returned with the bugs, for localization. `kernels`: the kernel map of `gm` the
+    script's compile recorded (compiler.capture), for the first divergence search."""
     bugs: list[Bug] = []
     masked: set[str] = set()
     for _ in range(MAX_BUGS_PER_GRAPH):
@@ -115,7 +116,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
             ev = ev.for_bug("inductor", answer["signature"])
         with search.phases.timed("confirmation"):
-            bug, ev = confirm(index, current, values, ev, search.tries)
+            bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
         if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
@@ -193,11 +194,13 @@ def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Eva
         ev.prefetch([(after, "inductor", 0)])
 
 
-def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int) -> tuple[Bug, Evaluator]:
+def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int,
+            kernels: list | None = None) -> tuple[Bug, Evaluator]:
     """Replay the graph `tries` times (k of k); what it leads to is asked for at once. Returns
     the bug and the evaluator to ask about it from now on: once every replay reproduced (and
-    none hung), a run longer than `stuck_after` the slowest replay is a hang."""
-    known = (ev.cached(repeats_question(gm, tries)) or {}).get("kernels")  # a piece's check recorded them
+    none hung), a run longer than `stuck_after` the slowest replay is a hang. The divergence
+    search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
+    known = (ev.cached(repeats_question(gm, tries)) or {}).get("kernels") or kernels
     ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known))
     answers = ev.repeats(gm, tries)
     hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
