@@ -241,8 +241,10 @@ def test_an_experiment_started_ahead_gives_the_search_its_answer(tmp_path):
     assert early["kept"]["signature"] == own["kept"]["signature"]
 
     unwanted = AheadRuns(folder, "inductor", {"k": kept}, 300.0)
-    unwanted.close()  # not started, starting (CI once got the bug's answer from a child started after
-    assert unwanted.take("k") is None  # close) or its process killed: none of those is an answer
+    # Closed before it answers: not started, still starting (CI once got the bug's answer from a
+    # child that came up after close) or its process killed. None of those is an answer.
+    unwanted.close()
+    assert unwanted.take("k") is None
 
 
 def test_the_first_experiments_are_the_code_path_and_the_script_config_reverted():
