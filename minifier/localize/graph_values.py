@@ -10,6 +10,7 @@ import torch.fx as fx
 
 from compiler.graph_code import module_from_source, placeholders, trace_module
 from minifier.localize.capture_run import GraphRecord
+from minifier.reduce.graph_edit import op_label
 from repro.inputs import load_inputs
 
 
@@ -41,13 +42,22 @@ def record_values(gm: fx.GraphModule, inputs: list) -> dict:
     return values
 
 
+def rows_by_replayed_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict] | None:
+    """nodes.json rows by the replayed graph's node names. Replay renames nodes (graph.py is
+    re-traced; Dynamo had named them after the script's variables: `x`, `x_1`), but keeps their
+    order, so rows match by position where the ops agree; None where they do not."""
+    rows = record.node_rows()
+    nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
+    if len(rows) == len(nodes) and all(r["op"] == op_label(n) or r["op"] in str(n.target) for r, n in zip(rows, nodes)):
+        return {n.name: r for r, n in zip(rows, nodes)}
+    return None
+
+
 def script_kernels(record: GraphRecord, gm: fx.GraphModule) -> list | None:
     """The kernel map the script's compile recorded (compiler.capture), its nodes renamed to
-    `gm`'s: Dynamo named them (after the script's variables: `x`, `x_1`), the re-traced graph
-    keeps their order under other names. None when there is none or the nodes do not line up."""
-    kernels, rows = record.record.get("kernels"), record.node_rows()
-    nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
-    if not kernels or len(rows) != len(nodes):
+    `gm`'s; None when there is none or the nodes do not line up."""
+    kernels, rows = record.record.get("kernels"), rows_by_replayed_name(record, gm)
+    if not kernels or not rows:
         return None
-    names = {row["name"]: node.name for row, node in zip(rows, nodes)}
+    names = {row["name"]: name for name, row in rows.items()}
     return [{**k, "nodes": [names[n] for n in k["nodes"] if n in names]} for k in kernels]

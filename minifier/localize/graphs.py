@@ -18,6 +18,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.localize.capture_run import GraphRecord
 from minifier.localize.divergence import exposed_nodes, find_divergence
+from minifier.localize.graph_values import rows_by_replayed_name
 from minifier.workers.evaluate import REPRODUCES, Evaluator, divergence_question
 from minifier.reduce.delta import shortest_failing_prefix
 from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
@@ -48,13 +49,9 @@ def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], st
 
 
 def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:
-    """nodes.json rows by the replayed graph's node names. Replay renames nodes (graph.py
-    is re-traced), but keeps their order, so rows match by position where the ops agree."""
-    rows = record.node_rows()
-    nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
-    if len(rows) == len(nodes) and all(r["op"] == op_label(n) or r["op"] in str(n.target) for r, n in zip(rows, nodes)):
-        return {n.name: r for r, n in zip(rows, nodes)}
-    return {r["name"]: r for r in rows}
+    """nodes.json rows by the replayed graph's node names where they line up (graph_values.
+    rows_by_replayed_name), else by their own."""
+    return rows_by_replayed_name(record, gm) or {r["name"]: r for r in record.node_rows()}
 
 
 def localize_graph(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator, *, kind: str,
