@@ -15,6 +15,7 @@ import torch.fx as fx
 from compiler.context import graph_modes
 from compiler.signature import rung_of
 from compiler.stages import CompileSpec
+from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
@@ -38,6 +39,9 @@ from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
 
 
+READY_PROBES = {"cuda": 3}  # blame's baseline, its script-config probe and a GPU repro's C++ probe
+
+
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     """The whole run; `launched` when the caller already started the slow processes."""
     launched = launched or launch(opts)
@@ -47,9 +51,11 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a
     # pre-started interpreter waits to run it.
     verifiers = None if not opts.verify else ForkedRuns(zygote) if zygote else PrewarmedSupply()
+    # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
+    probes = ReadyProbes(READY_PROBES) if opts.blame and zygote is None and cuda_machine() else None
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     try:
-        return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles)))
+        return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes))
     except KeyboardInterrupt:
         _write_interrupted(launched.out, opts, launched.start)
         raise
@@ -59,6 +65,8 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         launched.capture.stop()
         if verifiers is not None:
             verifiers.close()
+        if probes is not None:
+            probes.close()
         pool.close()
         if zygote is not None:
             zygote.close()
@@ -113,7 +121,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     seeded recheck tells whether only the RNG differs)."""
     found = Found()
     found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
-                                        session.phases)
+                                        session.phases, session.probes)
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit, phases=session.phases)

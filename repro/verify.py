@@ -67,8 +67,8 @@ _BOOT = """
 import json, os, runpy, sys
 os.nice(10)  # spare-time work: the capture and the workers come first
 import torch
-try:
-    torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
+try:  # on the device workers warm up on: a GPU machine's first C++ compile costs 40-55 s (torch 2.11)
+    torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device='cuda' if torch.cuda.is_available() else 'cpu'))
 except Exception:
     pass
 torch._dynamo.reset()

@@ -19,17 +19,20 @@ class AheadRuns:
     """Experiments (by the search's cache key) running now; `take` waits for one's answer."""
 
     def __init__(self, folder: Path, stage: str, experiments: dict[str, Experiment], timeout: float,
-                 zygote=None):
+                 zygote=None, ready=None):
+        """`ready(device)` gives a warm process for an experiment's device, or None (see BlameWorker)."""
         self.workers: list[BlameWorker] = []
         self.lock = threading.Lock()
         self.closed = False
         self.executor = ThreadPoolExecutor(max(1, len(experiments)), thread_name_prefix="minify-blame-ahead")
         self.futures: dict[str, Future] = {
-            key: self.executor.submit(self._run, folder, stage, experiment, timeout, zygote)
+            key: self.executor.submit(self._run, folder, stage, experiment, timeout, zygote, ready)
             for key, experiment in experiments.items()}
 
-    def _run(self, folder: Path, stage: str, experiment: Experiment, timeout: float, zygote) -> dict | None:
-        worker = BlameWorker(folder, stage, isolate=True, timeout=timeout, zygote=zygote)
+    def _run(self, folder: Path, stage: str, experiment: Experiment, timeout: float, zygote,
+             ready) -> dict | None:
+        warm = (lambda: ready(experiment.device)) if ready is not None else None
+        worker = BlameWorker(folder, stage, isolate=True, timeout=timeout, zygote=zygote, ready=warm)
         with self.lock:
             if self.closed:
                 return None

@@ -13,6 +13,7 @@ yields the crash or hang outcome the repro would have shown.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -94,8 +95,18 @@ def hello(repro: LoadedRepro) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    """`REPRO_DIR`, or `--ready DEVICE`: warm up for DEVICE first, then read REPRO_DIR from stdin
+    (minifier/blame/ready.py starts these before the repro exists)."""
     from compiler.subsystems import Experiment
 
+    if argv[0] == "--ready":
+        from compiler.first_compile import first_compile
+
+        os.nice(10)  # warming up beside the capture of the user's script, which comes first
+        first_compile(argv[1])
+        argv = [sys.stdin.readline().strip()]
+        if not argv[0]:
+            return 0
     repro = load_repro(Path(argv[0]))
     say(hello(repro))
     for line in sys.stdin:
@@ -120,14 +131,20 @@ class WorkerDied(Exception):
 class Child:
     """One `python -m minifier.blame.probe_worker` process and a thread reading its answers."""
 
-    def __init__(self, folder: Path, log, zygote=None):
-        """Forked from `zygote` (minifier.workers.zygote) when given, else a fresh `python -m`."""
+    def __init__(self, folder: Path, log, zygote=None, ready=None):
+        """A warm process waiting for its folder (`ready`, minifier/blame/ready.py), forked from
+        `zygote` (minifier.workers.zygote) when given, else a fresh `python -m`."""
         from minifier.workers.zygote import fork_module
 
         # cwd is the project root: from the repro folder, its repro.py would shadow the `repro` package
         log.flush()
-        self.proc = fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, [str(folder)], text=True)
-        if self.proc is None:
+        self.proc = ready.proc if ready is not None else \
+            fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, [str(folder)], text=True)
+        if ready is not None:
+            with contextlib.suppress(BrokenPipeError, OSError):  # one that died answers as a crash
+                self.proc.stdin.write(f"{folder.resolve()}\n")
+                self.proc.stdin.flush()
+        elif self.proc is None:
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
             self.proc = subprocess.Popen([sys.executable, "-m", "minifier.blame.probe_worker", str(folder)], cwd=ROOT,
@@ -182,9 +199,11 @@ class Child:
 class BlameWorker:
     """Runs experiments on one repro folder in a warm child, or a fresh child each (`isolate`)."""
 
-    def __init__(self, folder: Path, stage: str, isolate: bool = False, timeout: float = 300.0, zygote=None):
+    def __init__(self, folder: Path, stage: str, isolate: bool = False, timeout: float = 300.0, zygote=None,
+                 ready=None):
+        """`ready`: a function giving a warm child waiting for its folder (ReadyProbes.take), or None."""
         self.folder, self.stage, self.isolate, self.timeout = folder, stage, isolate, timeout
-        self.zygote = zygote
+        self.zygote, self.ready = zygote, ready
         self.log = tempfile.TemporaryFile(mode="w+")
         self.child: Child | None = None
         self.info: dict = {}
@@ -195,7 +214,11 @@ class BlameWorker:
     def start(self) -> dict:
         """Start a child and return its hello (raises WorkerDied if it cannot load the repro).
         A child that comes up after `close` (another thread closed a starting worker) is killed."""
-        child = Child(self.folder, self.log, self.zygote)
+        ready = self.ready() if self.ready is not None else None
+        if ready is not None:  # its stderr is the log from now on
+            self.log.close()
+            self.log = ready.log
+        child = Child(self.folder, self.log, self.zygote, ready)
         with self.lock:
             if self.closed:
                 child.close()

@@ -31,7 +31,10 @@ from repro.manifest import ReproFolderError, read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
-ON_CPU = Experiment("C++ backend instead of Triton", device="cpu")
+# Scalar: the vector C++ path first asks which ISAs build and load, eleven checks that each start a
+# Python importing torch on torch 2.11-2.12 (43-56 s in a fresh process on the H200 host);
+# scalar C++ needs none of them, and any correct CPU code tells a Triton bug from the rest.
+ON_CPU = Experiment("scalar C++ backend instead of Triton", config={"cpp.vec_isa_ok": False}, device="cpu")
 SCALAR = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATION))
 
 
@@ -130,13 +133,14 @@ class Search:
         return self.recorded.get("nodes", {})
 
 
-def blame(repro_dir: Path, say: Callable[[str], None] = print, zygote=None) -> list[dict]:
+def blame(repro_dir: Path, say: Callable[[str], None] = print, zygote=None, probes=None) -> list[dict]:
     """Run the blame search on a verified repro folder; write REPRO_DIR/blame.json; return findings.
-    With `zygote` (minifier.workers.zygote), its probe processes are forked from it."""
-    return blame_report(repro_dir, say, zygote)["blame"]
+    With `zygote` (minifier.workers.zygote), its probe processes are forked from it; with
+    `probes` (minifier.blame.ready.ReadyProbes), they are taken warm from there."""
+    return blame_report(repro_dir, say, zygote, probes)["blame"]
 
 
-def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=None) -> dict:
+def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=None, probes=None) -> dict:
     """The whole blame.json content: findings, probes that ruled parts out, every run."""
     start = time.perf_counter()
     manifest = read_manifest(repro_dir)
@@ -145,8 +149,11 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=Non
     isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
     timeout = 60.0 if isolate else 300.0
     # each compiles new kernels: started beside the baseline, each in a process of its own
-    ahead = AheadRuns(repro_dir, stage, first_experiments(manifest), timeout, zygote) if stage == "inductor" else None
-    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=timeout, zygote=zygote) as worker:
+    device = manifest.get("device", "cpu")
+    ready = (lambda experiment_device=None: probes.take(experiment_device or device)) if probes else None
+    ahead = AheadRuns(repro_dir, stage, first_experiments(manifest), timeout, zygote, ready) \
+        if stage == "inductor" else None
+    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=timeout, zygote=zygote, ready=ready) as worker:
         try:
             info = worker.start()
             search = Search(worker, manifest, say, ahead=ahead)
@@ -247,7 +254,8 @@ def codegen(search: Search, device: str) -> str:
             return "vectorized"
         return "any"
     if search.probe(ON_CPU):
-        search.find("codegen", f"fails only on {device} (Triton): the same graph compiled for the CPU passes", ON_CPU)
+        search.find("codegen", f"fails only on {device} (Triton): the same graph compiled for the CPU (scalar C++) "
+                    "passes", ON_CPU)
         return "triton"
     return "any"
 

@@ -16,7 +16,8 @@ from minifier.workers.pool import WorkerPool
 class Session:
     """What every stage of one run shares, fixed when it starts: the options, the progress
     display, the started processes, the worker pool, the reduction budget (shared by every
-    reduction; it records why one stopped early) and what runs repro.py to verify it."""
+    reduction; it records why one stopped early), what runs repro.py to verify it and blame's
+    warm probe processes."""
 
     opts: Options
     ui: Any
@@ -24,6 +25,7 @@ class Session:
     pool: WorkerPool
     verifiers: Any
     budget: Budget
+    probes: Any = None  # blame's warm probe processes (minifier.blame.ready.ReadyProbes), on a GPU machine
     phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
 
     @property

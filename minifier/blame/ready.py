@@ -1,0 +1,86 @@
+"""Blame's probe processes started when a GPU run starts, warm (torch imported, CUDA started,
+a first compile done), each waiting for the repro folder.
+
+Where no zygote forks warm processes (a CUDA build of torch), each blame probe was a fresh
+Python that imported torch, started CUDA and paid its first compile after blame began: 4-5 s
+per probe on the H200, and a device-side assert's search takes a fresh process per experiment.
+Started with the run, they are ready when blame asks: `take` hands one out and starts its
+replacement.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE = "minifier.blame.probe_worker"
+
+
+@dataclass
+class ReadyChild:
+    """`python -m minifier.blame.probe_worker --ready DEVICE`: warms up, then reads the folder."""
+
+    proc: subprocess.Popen
+    log: IO
+    device: str
+
+
+def start_ready(device: str) -> ReadyChild:
+    log = tempfile.TemporaryFile(mode="w+")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # cwd is the project root: from a repro folder, its repro.py would shadow the `repro` package
+    proc = subprocess.Popen([sys.executable, "-m", MODULE, "--ready", device], cwd=ROOT, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+    return ReadyChild(proc, log, device)
+
+
+class ReadyProbes:
+    """Warm probe processes by device (`counts`: how many to keep ready of each)."""
+
+    def __init__(self, counts: dict[str, int]):
+        self.counts = counts
+        self.lock = threading.Lock()
+        self.closed = False
+        self.ready = {device: [start_ready(device) for _ in range(n)] for device, n in counts.items()}
+
+    def take(self, device: str) -> ReadyChild | None:
+        """A ready process, warmed for `device` where one is kept (any other has torch imported at
+        least); its replacement starts now. None once closed or when none is kept."""
+        with self.lock:
+            if self.closed or not self.ready:
+                return None
+            device = device if device in self.ready else next(iter(self.ready))
+            waiting = self.ready[device]
+            while waiting:
+                child = waiting.pop(0)
+                waiting.append(start_ready(device))
+                if child.proc.poll() is None:
+                    return child
+                child.log.close()
+            return None
+
+    def close(self) -> None:
+        """Kill the processes nobody took."""
+        with self.lock:
+            self.closed = True
+            left = [child for waiting in self.ready.values() for child in waiting]
+            self.ready = {}
+        for child in left:
+            if child.proc.poll() is None:
+                child.proc.kill()
+            child.proc.wait()
+            child.log.close()
+
+
+def cuda_machine() -> bool:
+    """A GPU this torch can use (the parent has imported torch already)."""
+    import torch
+
+    return torch.cuda.is_available()
