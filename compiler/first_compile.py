@@ -4,14 +4,16 @@ from __future__ import annotations
 
 
 def first_compile(device: str) -> None:
-    """Compile and run a throwaway function on `device`, with the whole-graph caches off as every
-    process of the tool has them; Dynamo forgets it after."""
+    """Compile and run a throwaway function on `device`, with the settings of every process of the
+    tool (compiler/settings.py: whole-graph caches off, no pool of compile subprocesses, which
+    would each import torch beside the capture); Dynamo forgets it after."""
     import torch
     import torch._dynamo
-    import torch._inductor.config as inductor_config
 
+    from compiler import settings
+
+    settings.apply()
     if device != "cpu":
         torch.ones(1, device=device).add_(1)
-    with inductor_config.patch(fx_graph_cache=False):
-        torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
+    torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
     torch._dynamo.reset()

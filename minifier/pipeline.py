@@ -47,10 +47,11 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     launched = launched or launch(opts)
     zygote = launched.zygote
     ui.step("starting workers")
-    pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote)
+    pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote,
+                      prestarted=launched.workers)
     # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a
     # pre-started interpreter waits to run it.
-    verifiers = None if not opts.verify else ForkedRuns(zygote) if zygote else PrewarmedSupply()
+    verifiers = None if not opts.verify else ForkedRuns(zygote) if zygote else launched.verifiers or PrewarmedSupply()
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
     probes = ReadyProbes(READY_PROBES) if opts.blame and zygote is None and cuda_machine() else None
     deadline = time.monotonic() + opts.max_time if opts.max_time else None

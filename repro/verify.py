@@ -67,8 +67,11 @@ _BOOT = """
 import json, os, runpy, sys
 os.nice(10)  # spare-time work: the capture and the workers come first
 import torch
-try:  # on the device workers warm up on: a GPU machine's first C++ compile costs 40-55 s (torch 2.11)
-    torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device='cuda' if torch.cuda.is_available() else 'cpu'))
+# On the device workers warm up on (a GPU machine's first C++ compile costs 40-55 s on torch
+# 2.11), without the pool of compile subprocesses repro.py does not use (each imports torch).
+try:
+    with torch._inductor.config.patch(compile_threads=1, fx_graph_cache=False):
+        torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device='cuda' if torch.cuda.is_available() else 'cpu'))
 except Exception:
     pass
 torch._dynamo.reset()

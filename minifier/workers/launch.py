@@ -2,8 +2,9 @@
 
 The capture (the user's script under the recording backend) and the zygote (torch's start-up,
 paid once for every worker) are separate processes that do not need torch in this one, so
-they start before this process imports torch and the rest of minify (about 2.5 s). Nothing
-here imports torch.
+they start before this process imports torch and the rest of minify (about 2.5 s); where no
+zygote can fork the workers (a CUDA build), the workers and the interpreter that will run
+repro.py start here. Nothing here imports torch.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from pathlib import Path
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
+from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, supported as zygote_supported
+from repro.verify import PrewarmedSupply
 
 
 
@@ -178,11 +181,17 @@ class Launched:
     work: Path
     capture: RunningCapture
     zygote: Zygote | None
+    workers: list = field(default_factory=list)  # started here where no zygote forks them (WorkerPool)
+    verifiers: PrewarmedSupply | None = None  # likewise what runs repro.py: it needs the longest start
 
     def stop(self) -> None:
         self.capture.stop()
         if self.zygote is not None:
             self.zygote.close()
+        for worker in self.workers:
+            worker.kill()
+        if self.verifiers is not None:
+            self.verifiers.close()
 
 
 def launch(opts: Options) -> Launched:
@@ -198,4 +207,9 @@ def launch(opts: Options) -> Launched:
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
                             CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
-    return Launched(start, out, work, capture, zygote)
+    # Without a zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
+    # begun now, beside the capture, not after this process has imported torch itself.
+    workers = [] if zygote is not None else \
+        [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
+    verifiers = PrewarmedSupply() if zygote is None and opts.verify else None
+    return Launched(start, out, work, capture, zygote, workers, verifiers)

@@ -49,16 +49,22 @@ class Worker:
             pass
         return self
 
+    def warmed(self, timeout: float = 120.0) -> dict | None:
+        """The answer to the warmup `warm` sent (waiting for it); None, the worker killed, if it
+        died or hung warming up."""
+        self.warming = False
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        answer = read_message(self.proc.stdout) if ready else None
+        if answer is None:
+            self.kill()
+        return answer
+
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
         stage = job.get("stage", "inductor")
-        if self.warming:
-            self.warming = False
-            ready, _, _ = select.select([self.proc.stdout], [], [], 120.0)
-            if not ready or read_message(self.proc.stdout) is None:
-                self.kill()  # never blame the candidate for a worker that could not start
-                return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
-                        "message": "a spare worker died or hung while warming up; see its log"}
+        if self.warming and self.warmed() is None:  # never blame the candidate for a worker that could not start
+            return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
+                    "message": "a spare worker died or hung while warming up; see its log"}
         try:
             write_message(self.proc.stdin, job)
         except (BrokenPipeError, OSError):
@@ -126,8 +132,11 @@ class WorkerPool:
     Workers are forked from a zygote (minifier.workers.zygote) where torch allows it: `zygote` if
     given (shared, the caller closes it), else one of the pool's own."""
 
-    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0, zygote: Zygote | None = None):
+    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0, zygote: Zygote | None = None,
+                 prestarted: list[Worker] | None = None):
+        """`prestarted`: workers started (and told to warm up) before this process imported torch."""
         self.size = max(1, size)
+        self.prestarted = list(prestarted or [])
         self.log_dir = log_dir
         self.timeout = timeout
         self.idle: queue.Queue[Worker] = queue.Queue()
@@ -147,8 +156,8 @@ class WorkerPool:
         return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
 
     def _first_start(self, i) -> dict:
-        worker = self._start(i)
-        answer = worker.ask({"op": "warmup"}, self.timeout)
+        worker = self.prestarted[i] if i < len(self.prestarted) else self._start(i)
+        answer = worker.warmed(self.timeout) if worker.warming else worker.ask({"op": "warmup"}, self.timeout)
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.close()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
@@ -203,7 +212,7 @@ class WorkerPool:
         workers = []
         while not self.idle.empty():
             workers.append(self.idle.get())
-        workers += self.spares
+        workers += self.spares + self.prestarted[self.size:]
         self.spares = []
         for worker in workers:
             worker.ask_to_exit()
