@@ -103,7 +103,8 @@ def main(argv: list[str]) -> int:
         from compiler.first_compile import first_compile
 
         os.nice(10)  # warming up beside the capture of the user's script, which comes first
-        first_compile(argv[1])
+        with contextlib.suppress(Exception):  # a failed warm-up must not pass for a probe's crash
+            first_compile(argv[1])
         argv = [sys.stdin.readline().strip()]
         if not argv[0]:
             return 0

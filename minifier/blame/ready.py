@@ -45,7 +45,6 @@ class ReadyProbes:
     """Warm probe processes by device (`counts`: how many to keep ready of each)."""
 
     def __init__(self, counts: dict[str, int]):
-        self.counts = counts
         self.lock = threading.Lock()
         self.closed = False
         self.ready = {device: [start_ready(device) for _ in range(n)] for device, n in counts.items()}
