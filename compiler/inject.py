@@ -103,6 +103,21 @@ def patch_op(cls, op: str, template: str):
     return original
 
 
+def reroute_copies(cls, op: str) -> None:
+    """Point subclasses that route `op` through a functools.partial keeping the implementation
+    they found when first made (Triton's libdevice routing of sigmoid, tanh, ... for fp64) at the
+    patched one: a process that compiled a Triton kernel before the bug was planted would go on
+    printing the clean op. Free of this project's imports: repro.py carries it with patch_op."""
+    import functools
+
+    for sub in cls.__subclasses__():
+        router = getattr(sub.__dict__.get(op), "__func__", None)
+        if "_original_impl" in (getattr(router, "keywords", None) or {}):
+            rerouted = functools.partial(router, _original_impl=cls.__dict__[op].__func__)
+            rerouted.__name__ = op
+            setattr(sub, op, staticmethod(rerouted))
+
+
 def disable_hiding_caches() -> None:
     """Whole-graph caches key on the graph and config, not on patched codegen: turn them off."""
     from compiler import settings
@@ -133,8 +148,12 @@ def apply(injection) -> _Applied:
             if path == "cpp" or injection.paths == (path,):
                 raise ValueError(f"{cls.__name__} prints no op named {injection.op!r}")
             continue  # e.g. an op Triton prints through a generic path: nothing to patch there
+        # subclasses' own copies, which reroute_copies may replace (undone last to first)
+        applied.undo += [(sub, injection.op, sub.__dict__[injection.op]) for sub in cls.__subclasses__()
+                         if injection.op in sub.__dict__]
         original = patch_op(cls, injection.op, injection.template_for(path))
         applied.undo.append((cls, injection.op, original))
+        reroute_copies(cls, injection.op)
     disable_hiding_caches()
     ACTIVE.append(applied)
     return applied
@@ -237,12 +256,17 @@ def injection_source(injections: list) -> str:
     injections = [i for i in injections if isinstance(i, Injection)]
     if injections:
         lines.append(_without_docstring(inspect.getsource(patch_op)))
+    triton = any("triton" in i.paths for i in injections)
+    if triton:
+        lines.append(_without_docstring(inspect.getsource(reroute_copies)))
     modules = sorted({PATH_CLASSES[p][0] for i in injections for p in i.paths})
     lines += [f"import {m}" for m in modules]
     for i in injections:
         for path in i.paths:
             module, name = PATH_CLASSES[path]
             lines.append(f"patch_op({module}.{name}, {i.op!r}, {i.template_for(path)!r})")
+            if path == "triton":
+                lines.append(f"reroute_copies({module}.{name}, {i.op!r})")
     lines.append("torch._inductor.config.fx_graph_cache = False  # caches would hide the patch")
     lines.append("torch._functorch.config.enable_autograd_cache = False")
     return "\n".join(lines) + "\n"
