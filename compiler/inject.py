@@ -110,10 +110,11 @@ def reroute_copies(cls, op: str) -> None:
     printing the clean op. Free of this project's imports: repro.py carries it with patch_op."""
     import functools
 
-    for sub in cls.__subclasses__():
+    patched = getattr(cls.__dict__.get(op), "__func__", None)
+    for sub in cls.__subclasses__() if patched else ():
         router = getattr(sub.__dict__.get(op), "__func__", None)
         if "_original_impl" in (getattr(router, "keywords", None) or {}):
-            rerouted = functools.partial(router, _original_impl=cls.__dict__[op].__func__)
+            rerouted = functools.partial(router, _original_impl=patched)
             rerouted.__name__ = op
             setattr(sub, op, staticmethod(rerouted))
 
