@@ -145,6 +145,8 @@ class WorkerPool:
         self.timeline: list[dict] = []  # per job: what, when asked, when started, how long (seconds since birth)
         self.lock = threading.Lock()
         self.spares: list[Worker] = []  # warming, once a worker has died
+        self.starting: list[Worker] = []  # first starts still warming up (close kills them)
+        self.closing = False
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
         self.own_zygote = zygote is None and zygote_supported()
@@ -155,14 +157,32 @@ class WorkerPool:
     def _start(self, i) -> Worker:
         return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
 
-    def _first_start(self, i) -> dict:
+    def _first_start(self, i) -> dict | None:
         worker = self.prestarted[i] if i < len(self.prestarted) else self._start(i)
+        if not self._track(worker, True):
+            return None
         answer = worker.warmed(self.timeout) if worker.warming else worker.ask({"op": "warmup"}, self.timeout)
+        if not self._track(worker, False):
+            return None
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.close()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
         self.idle.put(worker)
         return answer
+
+    def _track(self, worker: Worker, starting: bool) -> bool:
+        """Note a first start beginning or ending its warm-up; False (the worker ended) once the
+        pool is closing: a run that ends early (Ctrl-C, an error) waits for no warm-up."""
+        with self.lock:
+            closing = self.closing
+            if starting and not closing:
+                self.starting.append(worker)
+            elif worker in self.starting:
+                self.starting.remove(worker)
+        if closing:
+            worker.kill()
+            worker.finish(time.monotonic())
+        return not closing
 
     def submit(self, job: dict) -> Future:
         return self.executor.submit(self._run, job, time.perf_counter())
@@ -207,7 +227,13 @@ class WorkerPool:
 
     def close(self, grace: float = 1.0) -> None:
         """Ask every worker to exit at once and kill those still tearing torch down after `grace`
-        seconds: they hold no state, and waiting for each in turn cost seconds per run."""
+        seconds: they hold no state, and waiting for each in turn cost seconds per run. Workers
+        still warming up are killed: waiting for them held a Ctrl-C for minutes on a busy machine."""
+        with self.lock:
+            self.closing = True
+            warming = list(self.starting)
+        for worker in warming:
+            worker.kill()
         self.executor.shutdown(wait=True)
         workers = []
         while not self.idle.empty():
