@@ -228,13 +228,15 @@ class WorkerPool:
     def close(self, grace: float = 1.0) -> None:
         """Ask every worker to exit at once and kill those still tearing torch down after `grace`
         seconds: they hold no state, and waiting for each in turn cost seconds per run. Workers
-        still warming up are killed: waiting for them held a Ctrl-C for minutes on a busy machine."""
+        still warming up are killed, and first starts still waiting for the zygote are not waited
+        for (each ends the worker it gets): a Ctrl-C during the capture waited for them past
+        CI's 120 s on a busy machine."""
         with self.lock:
             self.closing = True
             warming = list(self.starting)
         for worker in warming:
             worker.kill()
-        self.executor.shutdown(wait=True)
+        self.executor.shutdown(wait=all(future.done() for future in self.warmups), cancel_futures=True)
         workers = []
         while not self.idle.empty():
             workers.append(self.idle.get())
