@@ -161,8 +161,11 @@ def test_ctrl_c_keeps_what_was_found_and_says_so(user):
     script.write_text(COMPILES + "import time\ntime.sleep(120)\n")
     before = _tree(home)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    # As a terminal's Ctrl-C finds it: a runner that started the tests as a background job (`cmd &`)
+    # has SIGINT ignored, and a child would inherit that, so the signal would never arrive.
     proc = subprocess.Popen([sys.executable, "-m", "minifier", str(script), "-o", str(out)], cwd=home, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in proc.stderr:  # progress lines
         seen.append(line)
