@@ -121,6 +121,15 @@ def say(answer: dict) -> None:
     sys.stdout.flush()
 
 
+def start_process(args: list[str], log) -> subprocess.Popen:
+    """A fresh `python -m minifier.blame.probe_worker ARGS`, its stderr to `log`. Its cwd is the
+    project root: from a repro folder, its repro.py would shadow the `repro` package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-m", "minifier.blame.probe_worker", *args], cwd=ROOT, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+
+
 class WorkerDied(Exception):
     """The child ended or went silent; carries the outcome that stands for it."""
 
@@ -146,11 +155,7 @@ class Child:
                 self.proc.stdin.write(f"{folder.resolve()}\n")
                 self.proc.stdin.flush()
         elif self.proc is None:
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-            self.proc = subprocess.Popen([sys.executable, "-m", "minifier.blame.probe_worker", str(folder)], cwd=ROOT,
-                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                         text=True)
+            self.proc = start_process([str(folder)], log)
         self.answers: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

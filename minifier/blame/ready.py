@@ -9,17 +9,13 @@ replacement.
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
-ROOT = Path(__file__).resolve().parents[2]
-MODULE = "minifier.blame.probe_worker"
+from minifier.blame.probe_worker import start_process
 
 
 @dataclass
@@ -33,12 +29,7 @@ class ReadyChild:
 
 def start_ready(device: str) -> ReadyChild:
     log = tempfile.TemporaryFile(mode="w+")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    # cwd is the project root: from a repro folder, its repro.py would shadow the `repro` package
-    proc = subprocess.Popen([sys.executable, "-m", MODULE, "--ready", device], cwd=ROOT, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-    return ReadyChild(proc, log, device)
+    return ReadyChild(start_process(["--ready", device], log), log, device)
 
 
 class ReadyProbes:
