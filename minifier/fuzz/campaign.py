@@ -84,12 +84,14 @@ class Runner:
     """Checks programs in a warm worker process; answers are cached by program key."""
 
     def __init__(self, opts: FuzzOptions, work: Path):
+        from compiler import settings
         from compiler.inject import parse_spec
         from minifier.workers.pool import WorkerPool
 
         self.opts = opts
         self.work = work
         self.injections = [parse_spec(s).to_dict() for s in opts.injections]
+        settings.share_cores()  # the worker compiles beside this process's own eager runs
         self.pool = WorkerPool(1, work / "logs", timeout=opts.example_timeout)
         self.cache: dict[str, dict] = {}
         self.statuses: Counter = Counter()

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler import settings
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
@@ -197,6 +198,7 @@ class Launched:
 def launch(opts: Options) -> Launched:
     """Check the script, prepare the output folder, start the zygote and the capture."""
     start = time.perf_counter()
+    settings.share_cores()  # before the first torch process starts, this one included
     program = resolve_program(opts)
     out = output_folder(opts)
     work = out / "work"
