@@ -15,7 +15,7 @@ NaN of another sign) is kind `numerics`, with the evidence in its metrics (`nume
 """
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -201,11 +201,20 @@ def _seeded(fn, inputs, seed) -> Run:
     return run(fn, inputs)
 
 
-def check(model, inputs, compiled, stage="inductor", atol=None, rtol=None, strict=False, seed=None, ignore=()):
-    """Run eager (twice), an fp64 reference and the compiled model on copies of `inputs`, and
-    climb the ladder. With `seed`, every run starts from the same RNG state (for graphs that
-    draw random numbers); `strict`: tolerances alone, and the bitwise rung; `ignore`: rungs
-    not to check (`signed_zero`, `layout`)."""
+@dataclass
+class Expected:
+    """What a compiled run of a graph on its inputs is judged against: eager's run and the fp64
+    reference. Both are deterministic (eager is checked to be), so runs that repeat the
+    compiled one (the k-of-k flakiness rule) are judged against one Expected."""
+    eager: Run
+    reference: object
+    ref_name: str
+    exact: set  # the outputs eager computes exactly (exact_outputs)
+
+
+def expected_of(model, inputs, seed=None) -> "Expected | Outcome":
+    """Eager twice, then the fp64 reference; an invalid Outcome when eager raises or its two
+    runs differ (the candidate is broken or random: never a compiler bug)."""
     try:
         eager = _seeded(model, inputs, seed)
         again = _seeded(model, inputs, seed)
@@ -217,14 +226,37 @@ def check(model, inputs, compiled, stage="inductor", atol=None, rtol=None, stric
     if seed is not None:
         torch.manual_seed(seed)
     reference, ref_name = run_reference(model, inputs)
+    return Expected(eager, reference, ref_name, exact_outputs(model, eager.value))
+
+
+def check(model, inputs, compiled, stage="inductor", atol=None, rtol=None, strict=False, seed=None, ignore=()):
+    """Run eager (twice), an fp64 reference and the compiled model on copies of `inputs`, and
+    climb the ladder. With `seed`, every run starts from the same RNG state (for graphs that
+    draw random numbers); `strict`: tolerances alone, and the bitwise rung; `ignore`: rungs
+    not to check (`signed_zero`, `layout`)."""
+    return check_against(expected_of(model, inputs, seed), inputs, compiled, stage,
+                         judging_of(atol, rtol, strict, ignore), seed)
+
+
+def judging_of(atol=None, rtol=None, strict=False, ignore=()) -> Judging:
+    """How `check` judges, from its arguments: strict also asks for equal bits."""
+    return Judging(atol, rtol, strict, tuple(ignore), bitwise=strict)
+
+
+def check_against(expected: "Expected | Outcome", inputs, compiled, stage: str = "inductor",
+                  judging: Judging = Judging(), seed=None) -> Outcome:
+    """`check` with its eager runs and reference already made (`expected_of` of the same model,
+    inputs and seed): only the compiled model runs, as when a run is repeated."""
+    if isinstance(expected, Outcome):
+        return replace(expected)  # a copy: each run's outcome is its own (a seeded recheck edits it)
+    eager, ref_name = expected.eager, expected.ref_name
     try:
         actual = _seeded(compiled, inputs, seed)
     except Exception as exc:
         kind, sig, msg = exception_signature(exc, stage)
         return Outcome("fail", kind, sig, msg, reference=ref_name, rung="exception")
-    reference = _matching(reference, eager.value)
-    judging = Judging(atol, rtol, strict, ignore, bitwise=strict)
-    _, metrics = compare(eager.value, actual.value, reference, judging, exact_outputs(model, eager.value),
+    reference = _matching(expected.reference, eager.value)
+    _, metrics = compare(eager.value, actual.value, reference, judging, expected.exact,
                          (eager.aliases, actual.aliases))
     return outcome_of(metrics, stage, ref_name)
 

@@ -106,3 +106,38 @@ def test_a_nan_both_produce_leaves_the_finite_values_to_be_judged():
     wrong = check(model, [x], same_nan_wrong_elsewhere)
     assert wrong.status == "fail" and wrong.kind == "accuracy"
     assert check(model, [x], same_nan_right_elsewhere).status == "pass"
+
+
+def test_repeated_compiled_runs_are_judged_against_one_eager_run_and_reference():
+    """The k-of-k rule repeats the compiled run only: eager (twice) and the fp64 reference are
+    computed once (`expected_of`), and each repeated run is judged as a full check judges it."""
+    from compiler.oracle import Expected, check_against, expected_of
+
+    torch._dynamo.reset()
+    eager_calls = []
+
+    class Counted(torch.nn.Module):
+        def forward(self, x):
+            eager_calls.append(1)
+            return torch.relu(x)
+
+    model, x = Counted(), [torch.randn(64)]
+    with torch._inductor.config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}):
+        compiled = torch.compile(Fn(torch.relu))
+        expected = expected_of(model, x)
+        assert isinstance(expected, Expected) and len(eager_calls) == 4  # eager twice, fp64 once, traced once
+        runs = [check_against(expected, x, compiled) for _ in range(3)]
+        full = check(model, x, compiled)
+    assert len(eager_calls) == 8  # the three repeated runs added none; the full check four
+    assert all(r.__dict__ == full.__dict__ for r in runs) and full.signature == "accuracy@inductor"
+
+
+def test_an_invalid_expectation_gives_each_run_its_own_outcome():
+    from compiler.oracle import check_against, expected_of
+
+    model = Fn(lambda x: x + torch.rand_like(x))
+    invalid = expected_of(model, [torch.zeros(8)])
+    first, second = (check_against(invalid, [torch.zeros(8)], model) for _ in range(2))
+    assert first.kind == second.kind == "nondeterministic" and first is not second
+    first.message += " (edited)"
+    assert second.message == invalid.message

@@ -21,7 +21,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-    from compiler.oracle import check
+    from compiler.oracle import check_against, expected_of, judging_of
     from compiler.context import graph_modes
     from compiler.grads import Backward, requiring_grad
 
@@ -38,9 +38,10 @@ def run_check(job: Job, values: CaseValues) -> dict:
             compiled = compile_for_stage(model, job.stage, spec)
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
+            expected = expected_of(model, inputs)  # eager and fp64 once; the compiled run each time
             outcomes = []
             for _ in range(job.runs):  # no run after one that killed the CUDA context
-                outcomes.append(check(model, inputs, compiled, stage=job.stage, **tolerance))
+                outcomes.append(check_against(expected, inputs, compiled, job.stage, judging_of(**tolerance)))
                 if cuda_context_poisoned(outcomes[-1].__dict__):
                     break
         for outcome in outcomes:
