@@ -19,9 +19,8 @@ inductor_config.fx_graph_cache = False  # a cache hit would skip the very work t
 functorch_config.enable_autograd_cache = False
 
 
-def toy(x, w):  # a matmul, a decomposition, reductions, pointwise ops
-    h = torch.nn.functional.layer_norm(torch.nn.functional.linear(x, w), (8,))
-    return torch.softmax(h, -1).sum(-1)
+def toy(x, w):  # a matmul, a decomposition, a reduction, a pointwise op: one small kernel to build
+    return torch.relu(torch.nn.functional.linear(x, w)).sum(-1)
 
 
 try:
