@@ -96,3 +96,19 @@ def test_a_planted_case_that_left_no_report_is_scored_as_wrong(tmp_path):
     assert crashed.note == "no report (exit 1)" and not crashed.correct
     totals = summary([crashed, timed_out])
     assert (totals["correct"], totals["scored"]) == (0, 2)
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="on a GPU the case would run")
+def test_the_json_names_the_device_of_the_cases_chosen_even_when_they_are_skipped(tmp_path):
+    """--cases can pick CUDA cases whatever --device says: the JSON names the cases' device
+    (it said "cpu", the option's default, for a Triton run on an H200), and is written for
+    skipped cases too."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "minifier", "bench", "--cases", "triton_relu_accuracy", "--json",
+                           str(result), "-o", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    data = json.loads(result.read_text())
+    assert data["device"] == "cuda" and "gpu" not in data, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (row,) = data["cases"]
+    assert row["name"] == "triton_relu_accuracy" and row["note"] == "skipped: needs CUDA"

@@ -87,16 +87,17 @@ def main(argv: list[str]) -> int:
     if not cases:
         console.print("minify bench: no case selected")
         return 2
-    cuda = _cuda_available() if any(c["device"] == "cuda" for c in cases) else False
+    devices = sorted({c["device"] for c in cases})  # what the cases run on (--cases may pick CUDA ones)
+    cuda = _cuda_available() if "cuda" in devices else False
     rows: list[Row] = []
     for i, case in enumerate(cases, 1):
         if case["device"] == "cuda" and not cuda:
             rows.append(Row(case["name"], case["kind"], note="skipped: needs CUDA", min_ops=case.get("min_ops")))
             console.print(f"[{i}/{len(cases)}] {case['name']}: [yellow]skipped, no CUDA here[/yellow]")
-            continue
-        console.print(f"[{i}/{len(cases)}] {case['name']}: minify ...", highlight=False)
-        rows.append(run_case(case, ns, console))
-        _write_json(ns.json, rows, ns)  # after every case: a long run interrupted still leaves results
+        else:
+            console.print(f"[{i}/{len(cases)}] {case['name']}: minify ...", highlight=False)
+            rows.append(run_case(case, ns, console))
+        _write_json(ns.json, rows, ns, devices)  # after every case: a long run interrupted still leaves results
     print_table(rows, Console(width=max(Console().width, 160)), ns.vs_builtin)
     totals = summary(rows)
     console.print(f"correct {totals['correct']}/{totals['scored']} scored cases "
@@ -140,12 +141,14 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def _write_json(path: Path, rows: list[Row], ns) -> None:
+def _write_json(path: Path, rows: list[Row], ns, devices: list[str]) -> None:
     import torch
 
     path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"torch": torch.__version__, "device": ns.device, "vs_builtin": ns.vs_builtin, "no_isolate": ns.no_isolate,
+    gpu = {"gpu": torch.cuda.get_device_name()} if "cuda" in devices and torch.cuda.is_available() else {}
+    data = {"torch": torch.__version__, "device": devices[0] if len(devices) == 1 else devices, **gpu,
+            "vs_builtin": ns.vs_builtin, "no_isolate": ns.no_isolate,
             "fresh_cache": ns.fresh_cache,
             "summary": summary(rows), "cases": [asdict(r) | {"correct": r.correct} for r in rows]}
     path.write_text(json.dumps(data, indent=1, default=str))
