@@ -57,9 +57,10 @@ def _walk_up(node: fx.Node, observed) -> list[fx.Node]:
 
 def stored_nodes(gm: fx.GraphModule, exposed: list[str], node_kernels: dict[str, set], in_place: set) -> list[str]:
     """The exposed nodes whose values Inductor stores anyway: computed by some kernel and read
-    by another kernel (or returned). Left out: a value only read by a kernel that writes over
-    it in place (an addmm output that the next pointwise kernel overwrites), and values no
-    kernel computes (views): exposing either would change the kernels."""
+    by another kernel (or returned). Left out: a value read by a kernel that writes in place
+    (an addmm output that the next pointwise kernel overwrites; a residual sum that the last
+    kernel of an add chain overwrites, while another kernel reads it too), and values no
+    kernel computes (views): exposing either would change the kernels, each a new build."""
     outputs = {n.name for n in output_nodes(gm)}
     chosen = []
     for node in op_nodes(gm):
@@ -71,7 +72,7 @@ def stored_nodes(gm: fx.GraphModule, exposed: list[str], node_kernels: dict[str,
             continue
         readers = _readers(node)
         elsewhere = set().union(*(node_kernels.get(r.name, set()) - mine for r in readers)) if readers else set()
-        if elsewhere and not (len(readers) == 1 and elsewhere <= in_place):
+        if elsewhere and not elsewhere & in_place:
             chosen.append(node.name)
     return chosen
 

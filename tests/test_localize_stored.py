@@ -1,0 +1,47 @@
+"""The divergence search judges the values Inductor stores anyway (minifier.localize.nodes.
+stored_nodes): exposing them as outputs must build no new kernel, or every search pays a C++
+build for nothing. A residual stream is the hard case: Inductor recomputes the residual sums
+inside the layer-norm kernels, stores one every few blocks, and the last kernel of the add
+chain writes over it in place while a layer norm reads it too."""
+import torch
+import torch.fx as fx
+
+from compiler import kernels, settings
+from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
+from minifier.localize.graph_values import record_values
+from minifier.localize.nodes import exposed_nodes, stored_nodes
+from minifier.reduce.graph_edit import rebuild
+
+F = torch.nn.functional
+
+
+def residual_mlp(x, w1, w2, b1, b2):
+    for _ in range(8):
+        x = x + F.linear(F.gelu(F.linear(F.layer_norm(x, (16,)), w1, b1)), w2, b2)
+    return F.linear(x, w2.t())
+
+
+def _kernels(gm: fx.GraphModule, inputs: list) -> list:
+    with torch.no_grad(), fresh_compile_state(CompileSpec()), kernels.recorded_kernels() as found:
+        compile_for_stage(gm, "inductor", CompileSpec())(*inputs)
+    return found
+
+
+def test_exposing_the_stored_values_of_a_residual_stream_builds_no_new_kernel():
+    settings.apply()
+    torch.manual_seed(0)
+    inputs = [torch.randn(8, 16), torch.randn(32, 16), torch.randn(16, 32), torch.randn(32), torch.randn(16)]
+    gm = fx.symbolic_trace(residual_mlp)
+    base = _kernels(gm, inputs)
+    names = kernels.kernel_node_names(gm, base)
+    node_kernels: dict[str, set] = {}
+    for kernel in base:
+        for node in kernel.nodes:
+            if node in names:
+                node_kernels.setdefault(names[node], set()).add(kernel.name)
+    values = record_values(gm, inputs)
+    stored = stored_nodes(gm, exposed_nodes(gm, values), node_kernels, {k.name for k in base if k.in_place})
+    assert {"layer_norm", "gelu", "layer_norm_7", "gelu_7"} <= set(stored)  # still judged
+    exposed = _kernels(rebuild(gm, outputs=stored), inputs)
+    built = {k.source for k in base if k.kind != "extern"}
+    assert {k.source for k in exposed if k.kind != "extern"} <= built, "exposing a stored value changed a kernel"
