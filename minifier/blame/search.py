@@ -36,6 +36,7 @@ CRASHING = ("crash@", "hang@")
 # scalar C++ needs none of them, and any correct CPU code tells a Triton bug from the rest.
 ON_CPU = Experiment("scalar C++ backend instead of Triton", config={"cpp.vec_isa_ok": False}, device="cpu")
 SCALAR = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATION))
+NO_FUSION = Experiment("no fusion (every node its own kernel)", apart=ALL)
 
 
 def experiment_key(experiment: Experiment) -> str:
@@ -93,6 +94,7 @@ class Search:
     cache: dict = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)  # the baseline's answer: calls, nodes
     ahead: AheadRuns | None = None  # experiments already running in processes of their own
+    early: dict = field(default_factory=dict)  # answers run before the search asked (run_early)
     base: dict = field(default_factory=dict)  # config every later experiment keeps (the failing code path)
 
     def experiment(self, name: str, config: dict | None = None, **switches) -> Experiment:
@@ -102,13 +104,20 @@ class Search:
     def run(self, experiment: Experiment) -> Run:
         key = experiment_key(experiment)
         if key not in self.cache or experiment.record:
-            answer = (self.ahead.take(key) if self.ahead and not experiment.record else None) \
-                or self.worker.run(experiment)
+            answer = self.early.pop(key, None) or (self.ahead.take(key) if self.ahead and not experiment.record
+                                                   else None) or self.worker.run(experiment)
             run = Run(experiment, judge(answer, self.manifest["signature"]), answer)
             self.say(f"  {experiment.name}: {run.verdict}")
             self.runs.append(run)
             self.cache[key] = run
         return self.cache[key]
+
+    def run_early(self, experiments: list) -> None:
+        """Run now what the search asks next anyway, while the experiments started ahead build
+        their kernels: the answers wait in `early` until asked for (None: not asked)."""
+        for experiment in filter(None, experiments):
+            if (key := experiment_key(experiment)) not in self.cache and key not in self.early:
+                self.early[key] = self.worker.run(experiment)
 
     def fixes(self, experiment: Experiment) -> bool:
         return self.run(experiment).verdict == "pass"
@@ -183,6 +192,8 @@ def search_blame(search: Search, stage: str, info: dict) -> bool:
                                 f"({baseline.verdict}), so nothing can be blamed", "run": baseline.to_json()})
         return False
     search.recorded = baseline.answer
+    if stage == "inductor" and search.ahead is not None and not search.worker.isolate:
+        search.run_early([passes_off(search), NO_FUSION, all_aten(search)])  # cheap, each on cached kernels
     script_config(search, info.get("script_defaults") or {})
     if stage == "aot_eager_decomp_partition":
         decompositions(search) or partitioner(search)
@@ -260,10 +271,20 @@ def codegen(search: Search, device: str) -> str:
     return "any"
 
 
+def passes_off(search: Search) -> Experiment | None:
+    present = [s for s in PASS_SUBSYSTEMS if search.calls(s)]
+    return Experiment("graph passes off", disable={s: ALL for s in present}) if present else None
+
+
+def all_aten(search: Search) -> Experiment | None:
+    return search.experiment("every node falls back to ATen", disable={LOWERINGS: ALL}) \
+        if search.calls(LOWERINGS) else None
+
+
 def passes(search: Search) -> bool:
     """Pre-grad, joint-graph and post-grad passes: off together, then per subsystem, then by name."""
     present = [s for s in PASS_SUBSYSTEMS if search.calls(s)]
-    if not present or not search.probe(Experiment("graph passes off", disable={s: ALL for s in present})):
+    if not present or not search.probe(passes_off(search)):
         return False
     found = False
     for subsystem in present:
@@ -291,7 +312,7 @@ def fusion(search: Search, device: str, path: str) -> bool:
     input in a scalar kernel reads a contiguous buffer and vectorizes. So when keeping nodes
     apart makes it pass, the same is tried with vectorization off; if it fails again, the bug
     needs the scalar C++ path, not fusion, and later experiments keep vectorization off."""
-    apart = Experiment("no fusion (every node its own kernel)", apart=ALL)
+    apart = NO_FUSION
     if not search.probe(apart):
         return False
     if device == "cpu" and path != "vectorized":
@@ -326,7 +347,7 @@ BLAMED_CODE = {"vectorized": "the vectorized C++ code printed for it", "scalar":
 def lowerings(search: Search, path: str) -> bool:
     """Which node's lowering (or the code generated for it): fall single nodes back to ATen."""
     names = search.calls(LOWERINGS)
-    if not names or not search.probe(search.experiment("every node falls back to ATen", disable={LOWERINGS: ALL})):
+    if not names or not search.probe(all_aten(search)):
         return False
     needed = minimal_set(names, lambda ns: search.fixes(search.experiment(f"ATen fallback: {', '.join(ns)}",
                                                                           disable={LOWERINGS: ns})))
