@@ -39,9 +39,9 @@ def run_check(job: Job, values: CaseValues) -> dict:
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
             expected = expected_of(model, inputs)  # eager and fp64 once; the compiled run each time
-            outcomes = []
+            judging, outcomes = judging_of(**tolerance), []
             for _ in range(job.runs):  # no run after one that killed the CUDA context
-                outcomes.append(check_against(expected, inputs, compiled, job.stage, judging_of(**tolerance)))
+                outcomes.append(check_against(expected, inputs, compiled, job.stage, judging))
                 if cuda_context_poisoned(outcomes[-1].__dict__):
                     break
         for outcome in outcomes:
