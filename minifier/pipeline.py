@@ -33,7 +33,6 @@ from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
-from repro.inputs import save_values
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
@@ -149,8 +148,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     # tensors that validate candidates and the folds are all made under it, as in the script.
     modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
     with modes():
-        values = record_values(gm, inputs)
-    save_values(values, case_dir / "values.pt")
+        values = record_values(gm, inputs, case_dir)
     opts = session.opts
     hang = (g.failure or {}).get("kind") == "hang"
     ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",

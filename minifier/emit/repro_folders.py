@@ -20,10 +20,10 @@ from minifier.reduce.bugs import Bug
 from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
-from repro.inputs import load_values
 from repro.info import ReproInfo
 from repro.manifest import ReproFolderError
 from repro.verify import run_repro
+from repro.value_store import load_case_values
 from repro.writer import write_repro
 
 
@@ -89,7 +89,7 @@ class Verifications:
 def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:
     """repro.py and its folder for `job.bug`; its path and the report row so far."""
     bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
-    values = load_values(ev.case_dir / "values.pt")
+    values = load_case_values(ev.case_dir)
     record = next(g.record for g in capture.graphs if g.index == bug.graph)
     spec, seed = ev.spec, None
     if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 import torch.fx as fx
 
-from minifier.localize.nodes import exposed_nodes, judged, roots
+from minifier.localize.nodes import exposed_nodes, judged_in_chunks, roots
 from minifier.reduce.graph_edit import rebuild
 from minifier.workers.evaluate import Evaluator
+from repro.value_store import memory_budget
 
 
 @dataclass
@@ -42,12 +43,14 @@ def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergen
         answer = ev.divergence(gm)
         if answer.get("status") == "ok":  # it fell back to every intermediate itself if it had to
             return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer["how"])
-    return every_intermediate(gm, ev, exposed)  # another stage (no kernels), or the job failed
+    return every_intermediate(gm, ev, exposed, values)  # another stage (no kernels), or the job failed
 
 
-def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str]) -> Divergence | None:
-    """One compile with every intermediate an output (the fallback; its kernels are all new)."""
-    metrics = judged(ev.outcomes([rebuild(gm, outputs=exposed)])[0], exposed)
+def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str], values: dict) -> Divergence | None:
+    """One compile with every intermediate an output (the fallback; its kernels are all new), or
+    one per memory budget's worth of values."""
+    metrics = judged_in_chunks(lambda chunk: ev.outcomes([rebuild(gm, outputs=chunk)])[0], exposed,
+                               values, memory_budget())
     if metrics is None:
         return None
     return Divergence(roots(gm, metrics), metrics, exposed)

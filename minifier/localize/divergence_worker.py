@@ -19,10 +19,11 @@ from compiler.graph_code import module_from_source, module_source, trace_module
 from compiler.kernels import Kernel, generated_code, kernel_node_names
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-from minifier.localize.nodes import exposed_nodes, inside_of, judged, roots, stored_nodes
+from minifier.localize.nodes import exposed_nodes, inside_of, judged, judged_in_chunks, roots, stored_nodes
 from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
 from minifier.workers.job import Job
 from minifier.workers.protocol import resolve_inputs
+from repro.value_store import memory_budget
 
 
 class DivergenceJob:
@@ -48,13 +49,21 @@ class DivergenceJob:
 
     def judge(self, candidate: fx.GraphModule, outputs: list[str]) -> dict | None:
         """Compile and run `candidate`; the oracle's metrics of `outputs`."""
+        return judged(self.run(candidate), outputs)
+
+    def judge_exposed(self, names: list[str]) -> dict | None:
+        """The oracle's metrics with `names` exposed, a memory budget's worth per compile."""
+        return judged_in_chunks(lambda chunk: self.run(rebuild(self.gm, outputs=chunk)), names, self.values,
+                                memory_budget())
+
+    def run(self, candidate: fx.GraphModule) -> dict:
         self.compiles += 1
         model = module_from_source(module_source(candidate))
         inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
         with self.compiling(inputs, self.job.kernel_threads):
             outcome = check(model, inputs, compile_for_stage(model, "inductor", self.spec), stage="inductor",
                             **self.tolerance)
-        return judged(outcome.__dict__, outputs)
+        return outcome.__dict__
 
     def answer(self, found: list[str], metrics: dict, how: str) -> dict:
         return {"status": "ok", "roots": found, "metrics": metrics, "observed": list(metrics), "how": how,
@@ -90,7 +99,7 @@ def run_divergence(job: Job, case_values) -> dict:
         return {"status": "invalid", "kind": "worker_error", "message": "the re-traced graph has other nodes"}
     exposed = exposed_nodes(gm, d.values)
     stored = stored_nodes(gm, exposed, *d.kernels_by_node())
-    metrics = d.judge(rebuild(gm, outputs=stored), stored) if stored else None
+    metrics = d.judge_exposed(stored) if stored else None
     found = roots(gm, metrics) if metrics else []
     if found:
         inner = inside_of(gm, found, metrics, exposed, d.values)
@@ -100,7 +109,7 @@ def run_divergence(job: Job, case_values) -> dict:
         refined = roots(inner[0], inside) if inside else []
         if refined:
             return d.answer(refined, {**metrics, **inside}, "stored")
-    every = d.judge(rebuild(gm, outputs=exposed), exposed)
+    every = d.judge_exposed(exposed)
     return d.answer(roots(gm, every) if every else [], every or {}, "every")
 
 

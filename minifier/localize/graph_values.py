@@ -5,6 +5,8 @@ numerics check replays it, and workers feed candidates from them.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.fx as fx
 
@@ -12,6 +14,7 @@ from compiler.graph_code import module_from_source, placeholders, trace_module
 from minifier.localize.capture_run import GraphRecord
 from minifier.reduce.graph_edit import op_label
 from repro.inputs import load_inputs
+from repro.value_store import MAIN, SHARD, memory_budget, nbytes, save_atomically, spill
 
 
 def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
@@ -24,22 +27,52 @@ def load_graph(record: GraphRecord) -> tuple[fx.GraphModule, list]:
     return gm, inputs
 
 
-def record_values(gm: fx.GraphModule, inputs: list) -> dict:
-    """Every value the graph computes on its real inputs, by node name (eager, fp as-is)."""
+def record_values(gm: fx.GraphModule, inputs: list, folder: Path | None = None) -> dict:
+    """Every value the graph computes on its real inputs, by node name (eager, fp as-is). With
+    `folder`, they are saved there as a case's values (repro.value_store): whenever those not yet
+    saved pass the memory budget they go to a shard and are kept memory-mapped, so a deep model's
+    activations are never all in memory at once."""
     values: dict = {}
+    pending = Pending(folder)
 
     class Recorder(fx.Interpreter):
         def run_node(self, node):
             result = super().run_node(node)
             if isinstance(result, torch.Tensor):
-                values[node.name] = result.detach() if node.op != "placeholder" else result
+                pending.add(node.name, result.detach() if node.op != "placeholder" else result, values)
             elif isinstance(result, (int, float, bool)):
                 values[node.name] = result
             return result
 
     with torch.no_grad():
         Recorder(gm).run(*inputs)
+    if folder is not None:
+        save_atomically({n: v for n, v in values.items() if n not in pending.spilled}, folder / MAIN)
     return values
+
+
+class Pending:
+    """Recorded tensors not yet on disk, and their bytes; past the budget they go to a shard."""
+
+    def __init__(self, folder: Path | None):
+        self.folder, self.budget = folder, memory_budget()
+        self.names: list[str] = []
+        self.bytes, self.shards = 0, 0
+        self.spilled: set[str] = set()
+        for stale in folder.glob(SHARD.format("*")) if folder is not None else ():  # an earlier run's
+            stale.unlink()
+
+    def add(self, name: str, value: torch.Tensor, values: dict) -> None:
+        values[name] = value
+        if self.folder is None:
+            return
+        self.names.append(name)
+        self.bytes += nbytes(value)
+        if self.bytes > self.budget:
+            self.shards += 1
+            self.spilled.update(self.names)
+            values.update(spill({n: values.pop(n) for n in self.names}, self.folder, self.shards))
+            self.names, self.bytes = [], 0
 
 
 def rows_by_replayed_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict] | None:

@@ -12,6 +12,7 @@ import torch
 import torch.fx as fx
 
 from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes, rebuild
+from repro.value_store import nbytes
 
 
 def exposed_nodes(gm: fx.GraphModule, values: dict) -> list[str]:
@@ -23,6 +24,40 @@ def judged(answer: dict, outputs: list[str]) -> dict | None:
     None unless the answer is an accuracy failure."""
     if answer.get("status") != "fail" or answer.get("kind") != "accuracy":
         return None
+    return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+
+
+def judged_in_chunks(run, names: list[str], values: dict, budget: int) -> dict | None:
+    """judged() of `names` exposed a memory budget's worth at a time (a chunk's exposed values
+    are held by eager, the compiled run and the fp64 reference at once): `run(chunk)` answers for
+    the graph whose outputs are `chunk`. Metrics of every chunk, the passing ones' too, once any
+    chunk has a wrong value; None if none has, or a chunk failed otherwise. Small graphs are one
+    chunk, as before."""
+    metrics, wrong = {}, False
+    for chunk in chunks_within(names, values, budget):
+        answer = run(chunk)
+        seen = judged(answer, chunk) or (_passed(answer, chunk) if answer.get("status") == "pass" else None)
+        if seen is None:
+            return None
+        metrics.update(seen)
+        wrong = wrong or answer.get("status") == "fail"
+    return metrics if wrong else None
+
+
+def chunks_within(names: list[str], values: dict, budget: int) -> list[list[str]]:
+    """`names` in order, cut where a chunk's recorded values would pass `budget` bytes."""
+    chunks, size = [[]], 0
+    for name in names:
+        weight = nbytes(values.get(name))
+        if chunks[-1] and size + weight > budget:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(name)
+        size += weight
+    return [c for c in chunks if c]
+
+
+def _passed(answer: dict, outputs: list[str]) -> dict:
     return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
 
 

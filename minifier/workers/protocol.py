@@ -5,7 +5,6 @@ a job stays small; each worker loads a case's values once (`CaseValues`).
 """
 from __future__ import annotations
 
-import os
 import pickle
 import struct
 
@@ -32,9 +31,9 @@ class CaseValues:
 
     def get(self, case_dir: str) -> dict:
         if case_dir not in self.cache:
-            from repro.inputs import load_values
+            from repro.value_store import load_case_values
 
-            self.cache[case_dir] = load_values(os.path.join(case_dir, "values.pt"))
+            self.cache[case_dir] = load_case_values(case_dir)
         return self.cache[case_dir]
 
 
