@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from minifier.bench.memory import tree_pss_mib
+from minifier.bench.memory import tree_memory_mib, tree_pss_mib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,6 +36,24 @@ def test_memory_of_a_process_tree_counts_its_children(tmp_path):
             p.kill()
 
 
+def test_held_memory_leaves_out_the_pages_of_a_mapped_file(tmp_path):
+    """A memory-mapped file's pages (recorded values read back mapped) count in all a tree holds,
+    not in what it holds that the kernel cannot drop; an anonymous buffer counts in both."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"\1" * (300 * 2**20))
+    child = ("import mmap, time; f = open({path!r}, 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
+             "s = sum(m[i] for i in range(0, len(m), 4096)); b = bytearray(100 * 2**20); "
+             "b[::4096] = b'x' * len(b[::4096]); print('ready', flush=True); time.sleep(30)").format(path=str(data))
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        total, held = tree_memory_mib(proc.pid)
+        assert total >= 390, total  # the file's 300 MiB and the buffer's 100
+        assert 100 <= held < 250, held  # the buffer, the interpreter; not the file
+    finally:
+        proc.kill()
+
+
 @pytest.mark.slow
 def test_scale_bench_smallest_model_answers_relu_with_one_full_graph_compile_per_question(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
@@ -50,6 +68,7 @@ def test_scale_bench_smallest_model_answers_relu_with_one_full_graph_compile_per
     assert row["script_seconds"] > 0 and row["minify_seconds"] > row["script_seconds"] * 0.5
     assert set(row["phases"]) >= {"capture", "confirmation", "reduction", "verification"}
     assert row["minify_peak_mib"] and row["minify_peak_mib"] > row["script_peak_mib"]
+    assert 0 < row["minify_held_mib"] <= row["minify_peak_mib"]
     assert "whole run / script alone" in proc.stdout
     timeline = json.loads((tmp_path / "scale" / "mlp2" / "minify-out" / "work" / "timeline.json").read_text())
     biggest = max(job["source_lines"] for job in timeline)

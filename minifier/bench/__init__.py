@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the scale benchmark: residual MLPs of --sizes blocks with one mis-generated op; the script "
                         "alone, minify, and with --vs-builtin the built-in at --builtin-sizes (minifier/bench/scale.py)")
     p.add_argument("--sizes", type=_sizes, help="--scale: comma-separated block counts (default 4,16,48,96,192)")
+    p.add_argument("--rows", type=_positive, help="--scale: rows of the model's input (default 32); the "
+                                                   "activations, which minify records, grow with them")
     p.add_argument("--builtin-sizes", type=_sizes, help="--scale --vs-builtin: the sizes the built-in runs at "
                                                          "(default 48)")
     p.add_argument("--fresh-cache", action="store_true",
@@ -69,6 +71,12 @@ def _sizes(text: str) -> list[int]:
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"block counts must be positive: {text!r}")
     return sizes
+
+
+def _positive(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number of rows: {text!r}")
+    return int(text)
 
 
 def main(argv: list[str]) -> int:

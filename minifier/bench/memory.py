@@ -33,31 +33,42 @@ def _children() -> dict[int, list[int]]:
     return kids
 
 
-def _pss_kib(pid: int) -> int:
+def _rollup_kib(pid: int) -> tuple[int, int]:
+    """(Pss, Pss_File) of one process, in KiB; (0, 0) when it is gone."""
+    found = {}
     try:
         for line in (PROC / str(pid) / "smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
+            key, _, rest = line.partition(":")
+            if key in ("Pss", "Pss_File"):
+                found[key] = int(rest.split()[0])
     except (OSError, ValueError, IndexError):
         pass
-    return 0
+    return found.get("Pss", 0), found.get("Pss_File", 0)
+
+
+def tree_memory_mib(root: int) -> tuple[float, float]:
+    """What process `root` and all its descendants hold now, in MiB: all of it (sum of Pss), and
+    the part the kernel cannot drop under pressure (Pss less file-backed pages: memory-mapped
+    recorded values and torch's own libraries are file pages)."""
+    kids, total, files, todo = _children(), 0, 0, [root]
+    while todo:
+        pid = todo.pop()
+        pss, file_pss = _rollup_kib(pid)
+        total, files = total + pss, files + file_pss
+        todo.extend(kids.get(pid, []))
+    return total / 1024, (total - files) / 1024
 
 
 def tree_pss_mib(root: int) -> float:
-    """What process `root` and all its descendants hold now, in MiB (sum of Pss)."""
-    kids, total, todo = _children(), 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += _pss_kib(pid)
-        todo.extend(kids.get(pid, []))
-    return total / 1024
+    return tree_memory_mib(root)[0]
 
 
 class PeakSampler:
-    """Samples a process tree's memory on a thread until `stop`; `peak` is the largest sample."""
+    """Samples a process tree's memory on a thread until `stop`; `peak` is the largest sample of
+    all it holds, `peak_held` of what cannot be dropped (tree_memory_mib)."""
 
     def __init__(self, proc: subprocess.Popen, every: float = 0.25):
-        self.proc, self.every, self.peak = proc, every, 0.0
+        self.proc, self.every, self.peak, self.peak_held = proc, every, 0.0, 0.0
         self.available = (PROC / str(os.getpid()) / "smaps_rollup").exists()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -66,18 +77,20 @@ class PeakSampler:
 
     def _run(self) -> None:
         while not self._done.is_set() and self.proc.poll() is None:
-            self.peak = max(self.peak, tree_pss_mib(self.proc.pid))
+            total, held = tree_memory_mib(self.proc.pid)
+            self.peak, self.peak_held = max(self.peak, total), max(self.peak_held, held)
             self._done.wait(self.every)
 
-    def stop(self) -> float | None:
+    def stop(self) -> tuple[float, float] | None:
         self._done.set()
         if self.available:
             self._thread.join()
-        return round(self.peak, 1) if self.available else None
+        return (round(self.peak, 1), round(self.peak_held, 1)) if self.available else None
 
 
-def run_measured(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tuple[int | None, float, float | None]:
-    """Run `cmd` (output to `log`); (exit code or None on timeout, wall seconds, peak MiB or None)."""
+def run_measured(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tuple[int | None, float, tuple | None]:
+    """Run `cmd` (output to `log`); (exit code or None on timeout, wall seconds, (peak MiB, peak
+    MiB held) or None)."""
     start = time.perf_counter()
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)

@@ -66,7 +66,7 @@ class ResidualMLP(nn.Module):
 def main():
     torch.manual_seed(0)
     model = ResidualMLP({blocks}).eval()
-    x = torch.randn(32, 64)
+    x = torch.randn({rows}, 64)
     with torch.no_grad():
         expected = model(x)
         got = torch.compile(model)(x)
@@ -87,10 +87,13 @@ def case_for(blocks: int, script: Path) -> dict:
 @dataclass
 class ScaleRow:
     blocks: int
+    rows: int = 32  # the input batch's rows: the activations grow with them
     script_seconds: float | None = None
     script_peak_mib: float | None = None
     minify_seconds: float | None = None
     minify_peak_mib: float | None = None
+    script_held_mib: float | None = None  # of the peak, what the kernel could not drop (memory.tree_memory_mib)
+    minify_held_mib: float | None = None
     to_repro: float | None = None
     exit_code: int | None = None
     correct: bool = False
@@ -112,26 +115,28 @@ class ScaleRow:
         return self.minify_seconds / b if b and self.minify_seconds else None
 
 
-def run_size(blocks: int, out: Path, jobs: int, timeout: float, builtin: bool, no_isolate: bool) -> ScaleRow:
+def run_size(blocks: int, out: Path, jobs: int, timeout: float, builtin: bool, no_isolate: bool,
+             rows: int = 32) -> ScaleRow:
     """One size: write the script, fill its cache, time the script, minify and (if asked) the built-in."""
-    folder = out / f"mlp{blocks}"
+    folder = out / (f"mlp{blocks}" if rows == 32 else f"mlp{blocks}x{rows}")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     script = folder / f"mlp{blocks}.py"
-    script.write_text(MODEL.format(blocks=blocks))
+    script.write_text(MODEL.format(blocks=blocks, rows=rows))
     case = case_for(blocks, script)
     cache = seeded_cache(case, folder / "cache", timeout)
     env = {**project_env(), **cache}
-    row = ScaleRow(blocks)
-    code, row.script_seconds, row.script_peak_mib = run_measured([sys.executable, str(script)], folder, env, timeout,
-                                                                 folder / "script.log")
+    row = ScaleRow(blocks, rows)
+    code, row.script_seconds, peaks = run_measured([sys.executable, str(script)], folder, env, timeout,
+                                                   folder / "script.log")
+    row.script_peak_mib, row.script_held_mib = peaks or (None, None)
     if code != 0:
         row.note = f"the script exited {code}"
         return row
     minify_out = folder / "minify-out"
     cmd = [sys.executable, "-m", "minifier", str(script), "-o", str(minify_out), "-q", "-j", str(jobs)]
-    row.exit_code, row.minify_seconds, row.minify_peak_mib = run_measured(cmd, folder, env, timeout,
-                                                                         folder / "minify.log")
+    row.exit_code, row.minify_seconds, peaks = run_measured(cmd, folder, env, timeout, folder / "minify.log")
+    row.minify_peak_mib, row.minify_held_mib = peaks or (None, None)
     _read_answer(row, case, minify_out, folder / "minify.log")
     if builtin:
         row.builtin = run_builtin(case, folder, [], no_isolate, timeout, cache)
@@ -174,7 +179,7 @@ def print_scale_table(rows: list[ScaleRow], console) -> None:
     seen = {p for r in rows for p in r.phases}
     phase_names = [p for p in ORDER if p in seen] + sorted(seen - set(ORDER))  # in pipeline order
     for col in ["blocks", "graph ops", "script s", "minify s", "ratio", "to repro s", "built-in s", "vs built-in",
-                "compiles", *[f"{p} s" for p in phase_names], "answer", "peak MiB script/minify"]:
+                "compiles", *[f"{p} s" for p in phase_names], "answer", "peak MiB script/minify (held)"]:
         table.add_column(col, overflow="fold")
     for r in rows:
         b = r.builtin or {}
@@ -185,7 +190,8 @@ def print_scale_table(rows: list[ScaleRow], console) -> None:
                       f"{_num(b.get('seconds'))} ({b.get('queries', '-')} queries)" if b else "-",
                       f"{r.vs_builtin:.2f}x" if r.vs_builtin else "-", str(r.compiles or "-"),
                       *[_num(r.phases.get(p)) for p in phase_names], answer,
-                      f"{_num(r.script_peak_mib, 0)}/{_num(r.minify_peak_mib, 0)}")
+                      f"{_num(r.script_peak_mib, 0)}/{_num(r.minify_peak_mib, 0)} "
+                      f"({_num(r.script_held_mib, 0)}/{_num(r.minify_held_mib, 0)})")
     console.print(table)
     for line in verdict(rows):
         console.print(line, highlight=False)
@@ -203,7 +209,8 @@ def main_scale(ns, console) -> int:
     rows: list[ScaleRow] = []
     for blocks in sizes:
         console.print(f"scale: {blocks} blocks ...", highlight=False)
-        rows.append(run_size(blocks, out, ns.jobs, ns.timeout, blocks in builtin_sizes, ns.no_isolate))
+        rows.append(run_size(blocks, out, ns.jobs, ns.timeout, blocks in builtin_sizes, ns.no_isolate,
+                             ns.rows or 32))
         r = rows[-1]
         console.print(f"    script {_num(r.script_seconds)} s, minify {_num(r.minify_seconds)} s "
                       f"({'correct' if r.correct else 'WRONG ' + r.note})", highlight=False)
