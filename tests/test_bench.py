@@ -112,3 +112,13 @@ def test_the_json_names_the_device_of_the_cases_chosen_even_when_they_are_skippe
     assert data["device"] == "cuda" and "gpu" not in data, proc.stdout[-2000:] + proc.stderr[-2000:]
     (row,) = data["cases"]
     assert row["name"] == "triton_relu_accuracy" and row["note"] == "skipped: needs CUDA"
+
+
+def test_every_tool_the_bench_times_runs_with_inductors_graph_caches_off(monkeypatch):
+    """minify's own processes never use the FX graph cache; a script alone that did would skip the
+    compile minify must do, and the bench would time the cache, not the tool."""
+    from minifier.bench.cases import project_env
+
+    monkeypatch.setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
+    env = project_env()
+    assert env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "0" and env["TORCHINDUCTOR_AUTOGRAD_CACHE"] == "0"

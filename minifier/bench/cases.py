@@ -39,7 +39,13 @@ def select(cases: list[dict], names: str | None, substring: str | None, device: 
 
 
 def project_env(extra_path: list[Path] = ()) -> dict:
+    """The environment every tool the bench times runs in. Inductor's FX graph and AOTAutograd
+    caches are off for all of them, the script alone included: minify turns them off in its own
+    processes (a compile with a bug planted must never be served to a clean one), so with them on
+    the script alone would skip the compile work minify has to do, and the ratio would measure
+    the cache, not the tool."""
     env = dict(os.environ)
+    env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
     env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["COLUMNS"] = "200"
     return env

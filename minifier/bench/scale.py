@@ -223,6 +223,7 @@ def _write_json(path: Path, rows: list[ScaleRow]) -> None:
     import torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"torch": torch.__version__, "verdict": verdict(rows),
+    path.write_text(json.dumps({"torch": torch.__version__, "fx_graph_cache": "off (minifier.bench.cases.project_env)",
+                                "verdict": verdict(rows),
                                 "sizes": [asdict(r) | {"ratio": r.ratio, "vs_builtin": r.vs_builtin} for r in rows]},
                                indent=1))
