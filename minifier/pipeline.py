@@ -157,14 +157,14 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     found.evaluators[g.index] = ev
     if not g.failure and not _fails_seeded(g, gm, ev):
         return
+    kernels = script_kernels(g, gm)
     with modes():
-        bugs, last, piece = bugs_in_pieces(g.index, gm, values, ev, g.failure, search)
+        bugs, last, piece = bugs_in_pieces(g.index, gm, values, ev, g.failure, search, kernels)
         if piece is not None:
             g.record["replay_note"] = bugs[0].notes["replay"]
         else:
             session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
-            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search,
-                                       script_kernels(g, gm))
+            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search, kernels)
         if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
             bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)

@@ -203,3 +203,50 @@ def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them
     assert for_pieces(ev, "accuracy@inductor").ignore == ("signed_zero", "layout")
     assert for_pieces(ev, "layout@inductor|layout").ignore == ("signed_zero",)
     assert for_pieces(ev, "accuracy@inductor|signed_zero").ignore == ("layout",)
+
+
+def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_search(tmp_path):
+    """Cut with the script's kernel map, a piece also returns the values Inductor stores anyway;
+    the piece's own check then judges them, and the divergence job on the failing piece finds its
+    root from those metrics without compiling the piece again (issue 25: the piece's 41-op compile with
+    the stored values exposed was the longest step after the capture)."""
+    from compiler.stages import CompileSpec
+    from minifier.localize.divergence_worker import run_divergence
+    from minifier.localize.nodes import observed, output_names
+    from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
+    from minifier.workers.protocol import CaseValues
+    from minifier.workers.worker import run_check
+    from repro.inputs import save_values
+
+    def f(x, w):
+        for i in range(90):
+            x = torch.relu(x) if i == 30 else (torch.sin, torch.cos, torch.tanh)[i % 3](x)
+            if i % 10 == 9:
+                x = x @ w
+        return x
+
+    gm = fx.symbolic_trace(f)
+    torch.manual_seed(0)
+    values = record_values(gm, [torch.randn(8, 16), torch.randn(16, 16) / 4])
+    save_values(values, tmp_path / "values.pt")
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
+    ev, case = Evaluator(None, tmp_path, spec, [], signature="accuracy@inductor"), CaseValues()
+
+    def check(graph):
+        _, stage, _, how = repeats_question(graph, 1, kernel_map=True)
+        return run_check(ev.job(graph, stage, **how), case)
+
+    script_map = check(gm)["kernels"]  # as the script's compile records it
+    pieces = split(gm, values, workers=2, kernels=script_map)
+    piece = next(p for p in pieces if "relu" in op_names(p.gm))
+    assert set(piece.outputs) < set(output_names(piece.gm))  # stored values returned too
+    checked = check(piece.gm)
+    assert checked["status"] == "fail" and checked["kind"] == "accuracy"
+    _, stage, _, how = divergence_question(piece.gm, checked["kernels"], observed(checked, output_names(piece.gm)))
+    given = run_divergence(ev.job(piece.gm, stage, **how), case)
+    _, stage, _, how = divergence_question(piece.gm, checked["kernels"])
+    fresh = run_divergence(ev.job(piece.gm, stage, **how), case)
+    assert given["roots"] == fresh["roots"] == ["relu"] and given["how"] == fresh["how"] == "stored"
+    assert given["compiles"] == fresh["compiles"] - 1  # the stored values: judged by the piece's check

@@ -56,6 +56,15 @@ class DivergenceJob:
         return judged_in_chunks(lambda chunk: self.run(rebuild(self.gm, outputs=chunk)), names, self.values,
                                 memory_budget())
 
+    def stored_metrics(self, stored: list[str]) -> dict | None:
+        """judge_exposed(stored), taken from the metrics the graph's own check gave its outputs
+        when it judged every stored value (a piece returns them: minifier.localize.pieces)."""
+        known = self.job.known_metrics or {}
+        if not all(name in known for name in stored):
+            return self.judge_exposed(stored) if stored else None
+        metrics = {name: known[name] for name in stored}
+        return metrics if any(not m.get("ok") for m in metrics.values()) else None
+
     def run(self, candidate: fx.GraphModule) -> dict:
         self.compiles += 1
         model = module_from_source(module_source(candidate))
@@ -99,7 +108,7 @@ def run_divergence(job: Job, case_values) -> dict:
         return {"status": "invalid", "kind": "worker_error", "message": "the re-traced graph has other nodes"}
     exposed = exposed_nodes(gm, d.values)
     stored = stored_nodes(gm, exposed, *d.kernels_by_node())
-    metrics = d.judge_exposed(stored) if stored else None
+    metrics = d.stored_metrics(stored)
     found = roots(gm, metrics) if metrics else []
     if found:
         inner = inside_of(gm, found, metrics, exposed, d.values)

@@ -27,6 +27,18 @@ def judged(answer: dict, outputs: list[str]) -> dict | None:
     return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
 
 
+def observed(answer: dict, outputs: list[str]) -> dict | None:
+    """Oracle metrics by node name of a check that ran to the end (passed, or failed on
+    accuracy), from its answer for a graph whose outputs are `outputs`; None otherwise."""
+    if answer.get("status") == "pass":
+        return _passed(answer, outputs) or None
+    return judged(answer, outputs)
+
+
+def output_names(gm: fx.GraphModule) -> list[str]:
+    return [n.name for n in output_nodes(gm)]
+
+
 def judged_in_chunks(run, names: list[str], values: dict, budget: int) -> dict | None:
     """judged() of `names` exposed a memory budget's worth at a time (a chunk's exposed values
     are held by eager, the compiled run and the fp64 reference at once): `run(chunk)` answers for
@@ -36,7 +48,7 @@ def judged_in_chunks(run, names: list[str], values: dict, budget: int) -> dict |
     metrics, wrong = {}, False
     for chunk in chunks_within(names, values, budget):
         answer = run(chunk)
-        seen = judged(answer, chunk) or (_passed(answer, chunk) if answer.get("status") == "pass" else None)
+        seen = observed(answer, chunk)
         if seen is None:
             return None
         metrics.update(seen)

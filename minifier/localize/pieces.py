@@ -20,8 +20,10 @@ from dataclasses import dataclass, replace
 
 import torch.fx as fx
 
+from compiler.kernels import Kernel
 from compiler.signature import rung_of
 
+from minifier.localize.nodes import exposed_nodes, stored_nodes
 from minifier.reduce.graph_edit import NON_OPS, op_names, op_nodes, rebuild
 from minifier.workers.evaluate import Evaluator, repeats_question
 
@@ -37,16 +39,20 @@ class Piece:
     last: int
     of: int  # ops in the whole graph
     signature: str = ""  # its failure's, once checked
+    outputs: list[str] | None = None  # what the rest of the graph reads of it (gm may return stored values too)
 
     def describe(self) -> str:
         return f"ops {self.first + 1}-{self.last + 1} of {self.of}"
 
 
-def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int = 1) -> list[Piece] | None:
+def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int = 1,
+          kernels: list | None = None) -> list[Piece] | None:
     """The graph's ops in graph order, cut into pieces of about `size`, as many as a multiple
     of `workers` (no worker idles in the last round); None when it is too small to cut, or a
     cut would need a value that was not recorded (a tuple, an opaque object) or a piece would
-    pull in ops of another (an op with side effects)."""
+    pull in ops of another (an op with side effects). With the script's kernel map of `gm`
+    (`kernels`), each piece also returns the values Inductor stores anyway: its check then
+    judges them too, which answers a divergence search's first question without a compile."""
     ops = op_nodes(gm)
     if len(ops) < max(MIN_OPS, 2 * size):
         return None
@@ -56,14 +62,15 @@ def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int 
     for first, end in zip(bounds, bounds[1:]):
         members = set(ops[first:end])
         members |= {u for n in ops[first:end] for u in n.users if u.target in NON_OPS}  # getitems go with their op
-        piece = _piece(gm, members, values)
+        piece = _piece(gm, members, values, kernels)
         if piece is None:
             return None
-        pieces.append(Piece(piece, first, end - 1, len(ops)))
+        pieces.append(Piece(piece[0], first, end - 1, len(ops), outputs=piece[1]))
     return pieces
 
 
-def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict) -> fx.GraphModule | None:
+def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
+           kernels: list | None) -> tuple[fx.GraphModule, list[str]] | None:
     reads = {a for n in members for a in n.all_input_nodes if a not in members and a.op != "placeholder"}
     leaves = [n.name for n in gm.graph.nodes if n in members and any(u not in members for u in n.users)]
     outputs = [name for name in leaves if name in values and hasattr(values[name], "shape")]
@@ -74,14 +81,28 @@ def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict) -> fx.GraphM
     except ValueError:  # a value it reads was not recorded
         return None
     names = {n.name for n in members}
-    return piece if set(op_names(piece)) <= names else None
+    if not set(op_names(piece)) <= names:
+        return None
+    stored = [n for n in _stored(piece, values, kernels) if n not in outputs] if kernels else []
+    return (rebuild(piece, outputs=outputs + stored) if stored else piece), outputs
 
 
-def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict, tries: int) -> list[Piece] | None:
+def _stored(piece: fx.GraphModule, values: dict, kernels: list) -> list[str]:
+    """The piece's values that the script's kernels store anyway (minifier.localize.nodes.stored_nodes)."""
+    node_kernels: dict[str, set] = {}
+    for kernel in map(lambda k: Kernel(**k), kernels):
+        for name in kernel.nodes:
+            node_kernels.setdefault(name, set()).add(kernel.name)
+    in_place = {k["name"] for k in kernels if Kernel(**k).in_place}
+    return stored_nodes(piece, exposed_nodes(piece, values), node_kernels, in_place)
+
+
+def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict, tries: int,
+                   kernels: list | None = None) -> list[Piece] | None:
     """The pieces that fail alone at Inductor as the whole graph failed in the script (same
     kind; for an error the same signature), in graph order; None when the graph is not cut.
     Each is run `tries` times at once, so that the confirmation of a failing one is answered."""
-    pieces = split(gm, values, workers=ev.pool.size) if failure.get("kind") in KINDS else None
+    pieces = split(gm, values, workers=ev.pool.size, kernels=kernels) if failure.get("kind") in KINDS else None
     if not pieces:
         return None
     ev.prefetch([repeats_question(p.gm, tries, kernel_map=True) for p in pieces])

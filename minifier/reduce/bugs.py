@@ -21,6 +21,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
+from minifier.localize.nodes import observed, output_names
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
@@ -67,7 +68,7 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
 
 
 def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict,
-                       known_kernels: list | None = None) -> list[tuple]:
+                       known_kernels: list | None = None, known_metrics: dict | None = None) -> list[tuple]:
     """What confirming a bug leads to, asked for all at once so that the workers never wait on
     one another: for an accuracy failure where at Inductor it starts (minifier.localize.divergence:
     the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
@@ -75,7 +76,7 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     again there."""
     checks = []
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
-        checks.append(divergence_question(gm, known_kernels))
+        checks.append(divergence_question(gm, known_kernels, known_metrics))
     checks.append(repeats_question(gm, tries))
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
@@ -97,16 +98,19 @@ class BugSearch:
 
 
 def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, first_signature: str,
-                  search: BugSearch, kernels: list | None = None) -> tuple[list[Bug], Evaluator]:
+                  search: BugSearch, kernels: list | None = None,
+                  outputs: list[str] | None = None) -> tuple[list[Bug], Evaluator]:
     """Confirm, localize and reduce each distinct bug of graph `index`, masking each one found
     before looking for the next. Each question gets its evaluator from the one before (`for_bug`:
     what was learned of the graph, the run time limit and the candidate check, carries on); the
     last is returned with the bugs, for localization. `kernels`: the kernel map of `gm` the
-    script's compile recorded (compiler.capture), for the first divergence search."""
+    script's compile recorded (compiler.capture), for the first divergence search. `outputs`:
+    the outputs that matter once a bug is masked (a piece's, without the stored values it also
+    returns for its first check: kept, they would change the masked graph's kernels)."""
     bugs: list[Bug] = []
     masked: set[str] = set()
     for _ in range(MAX_BUGS_PER_GRAPH):
-        current = rebuild(gm, cut=masked, values=values) if masked else gm
+        current = rebuild(gm, cut=masked, values=values, outputs=outputs) if masked else gm
         if not op_names(current):
             break
         ev = ev.for_bug("inductor", first_signature)
@@ -135,7 +139,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             masked |= same_label
             continue
         if same_label:
-            ask_masked_early(gm, masked | same_label, values, ev)
+            ask_masked_early(gm, masked | same_label, values, ev, outputs)
         with search.phases.timed("reduction"):
             ev = reduce_bug(bug, current, values, ev, search)
         search.known[bug.key(label)] = bug
@@ -146,14 +150,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
 
 
 def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict,
-                   search: BugSearch) -> tuple[list[Bug], Evaluator, Piece | None]:
+                   search: BugSearch, kernels: list | None = None) -> tuple[list[Bug], Evaluator, Piece | None]:
     """The bugs of a large graph, each found in a piece that fails alone (minifier.localize.pieces)
     and confirmed, localized and reduced there; ([], ev, None) when no piece fails alone or
     none of their bugs could be reduced: then the whole graph is searched as usual. Returns the
     evaluator of the last question and the piece of the first bug."""
     ev = for_pieces(ev, failure["signature"])
     start = time.perf_counter()
-    pieces = failing_pieces(gm, values, ev, failure, search.tries)
+    pieces = failing_pieces(gm, values, ev, failure, search.tries, kernels)
     if pieces is None:  # too small to cut
         return [], ev, None
     search.phases.add("pieces", time.perf_counter() - start)
@@ -161,7 +165,7 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
     first: Piece | None = None  # where the first bug was found
     for piece in pieces:
         search.say(f"graph {index}: {piece.describe()} fail alone, fed with eager values")
-        found, last = bugs_in_graph(index, piece.gm, values, ev, piece.signature, search)
+        found, last = bugs_in_graph(index, piece.gm, values, ev, piece.signature, search, outputs=piece.outputs)
         for bug in found:
             bug.ops_before = piece.of
             bug.notes["replay"] = (f"found in pieces: {piece.describe()} fail alone fed with eager values; the whole "
@@ -182,12 +186,13 @@ def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
     return {n.name for n in op_nodes(gm) if op_label(n) == label and isinstance(values.get(n.name), torch.Tensor)}
 
 
-def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator) -> None:
+def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
+                     outputs: list[str] | None = None) -> None:
     """Most accuracy bugs reduce to their first divergent node alone, and the question after
     the reduction is whether the graph still fails with that node fed its eager value: asked
     now, it runs beside the reduction (on another bug's ops it is one wasted check)."""
     try:
-        after = rebuild(gm, cut=masked, values=values)
+        after = rebuild(gm, cut=masked, values=values, outputs=outputs)
     except ValueError:  # no recorded value to feed it
         return
     if op_names(after):
@@ -200,8 +205,9 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     the bug and the evaluator to ask about it from now on: once every replay reproduced (and
     none hung), a run longer than `stuck_after` the slowest replay is a hang. The divergence
     search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
-    known = (ev.cached(repeats_question(gm, tries)) or {}).get("kernels") or kernels
-    ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known))
+    checked = ev.cached(repeats_question(gm, tries)) or {}
+    known = checked.get("kernels") or kernels
+    ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known, observed(checked, output_names(gm))))
     answers = ev.repeats(gm, tries)
     hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
     kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")

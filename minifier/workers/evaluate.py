@@ -229,11 +229,14 @@ def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False) -
     return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {})}
 
 
-def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None) -> tuple:
+def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None,
+                        known_metrics: dict | None = None) -> tuple:
     """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
     build on two threads (one long job that would otherwise leave a core idle). With the
-    kernels an earlier check of `gm` recorded, it does not generate them again."""
+    kernels an earlier check of `gm` recorded, it does not generate them again; with the
+    metrics that check gave its outputs, it judges none of them again."""
     names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
     return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2,
-                               **({"known_kernels": known_kernels} if known_kernels else {})}
+                               **({"known_kernels": known_kernels} if known_kernels else {}),
+                               **({"known_metrics": known_metrics} if known_metrics else {})}
 

@@ -42,6 +42,7 @@ class Job:
     backward: bool = False  # check: floating inputs require grad; their gradients are judged too (compiler.grads)
     kernel_map: bool = False  # check: also answer Inductor's kernels and the nodes each computes
     known_kernels: tuple | None = None  # divergence: that answer of an earlier check of the same graph
+    known_metrics: dict | None = None  # divergence: node -> oracle metrics of the outputs that check judged
 
     def __post_init__(self) -> None:
         for name in _TUPLES:
