@@ -39,3 +39,26 @@ def test_triton_relu_bug_minifies_to_relu_with_a_verified_gpu_repro(name, tmp_pa
     again = subprocess.run([sys.executable, "repro.py"], cwd=out, capture_output=True, text=True, timeout=600)
     assert again.returncode == 1 and again.stdout.startswith("REPRODUCED"), again.stdout + again.stderr
     print(f"{name}: {report['compiles']} compiles, {report['wall_seconds']} s")
+
+
+def test_a_cuda_candidate_that_overruns_its_embedding_table_is_rejected_before_a_worker_runs_it():
+    """Shrinking the table below the recorded indices would be a device-side assert in a worker
+    (a dead CUDA context, a worker started again): the validator's CPU dry run says why first."""
+    import torch.fx as fx
+
+    from minifier.reduce.passes.shrink_shapes import resize
+    from minifier.reduce.validate import validator
+
+    def tower(ids, table, w):
+        return torch.tanh(torch.nn.functional.embedding(ids, table) @ w)
+
+    gm = fx.symbolic_trace(tower)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    values = {"ids": torch.randint(0, 50, (4, 6), device="cuda"), "table": torch.randn(50, 8, device="cuda"),
+              "w": torch.randn(8, 8, device="cuda")}
+    check = validator(values, base=gm)
+    why = check(resize(gm, values, {50: 1}))
+    assert why and why.startswith("an index out of range"), why
+    assert check(resize(gm, values, {6: 1})) is None
+    assert check(gm) is None

@@ -26,6 +26,7 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from compiler.graph_code import module_from_source, module_source, trace_module
+from minifier.reduce.dry_run import cpu_inputs, indexes_by_value, why_index_fails
 from minifier.reduce.graph_edit import placeholders
 from minifier.reduce.input_transforms import apply_transform
 
@@ -135,7 +136,12 @@ def why_invalid(gm: fx.GraphModule, values: dict, fake: bool = True, same_ops: b
 def validator(values: dict, base: fx.GraphModule | None = None):
     """The check an Evaluator runs on each new candidate (see Evaluator.validate): only the
     checks that `base` (the graph being reduced) itself passes, so a graph that fake tensors
-    or the round trip cannot model is not taken for a broken one."""
+    or the round trip cannot model is not taken for a broken one. A CUDA graph that indexes by
+    its values also runs eagerly on the CPU (minifier.reduce.dry_run)."""
     same_ops = base is None or why_unprintable(base) is None
     fake = base is None or why_invalid(base, values, same_ops=False) is None
-    return lambda gm: why_invalid(gm, values, fake=fake, same_ops=same_ops)
+    copies: dict = {}
+    dry = base is not None and indexes_by_value(base) and cpu_inputs(base, values, copies) is not None \
+        and why_index_fails(base, values, copies) is None
+    return lambda gm: why_invalid(gm, values, fake=fake, same_ops=same_ops) or \
+        (why_index_fails(gm, values, copies) if dry and indexes_by_value(gm) else None)
