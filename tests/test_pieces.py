@@ -205,7 +205,7 @@ def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them
     assert for_pieces(ev, "accuracy@inductor|signed_zero").ignore == ("layout",)
 
 
-def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_search(tmp_path):
+def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_search(tmp_path, monkeypatch):
     """Cut with the script's kernel map, a piece also returns the values Inductor stores anyway;
     the piece's own check then judges them, and the divergence job on the failing piece finds its
     root from those metrics without compiling the piece again (issue 25: the piece's 41-op compile with
@@ -250,3 +250,5 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
     fresh = run_divergence(ev.job(piece.gm, stage, **how), case)
     assert given["roots"] == fresh["roots"] == ["relu"] and given["how"] == fresh["how"] == "stored"
     assert given["compiles"] == fresh["compiles"] - 1  # the stored values: judged by the piece's check
+    monkeypatch.setenv("MINIFY_MEMORY_BUDGET_MB", "0.001")  # past the budget they wait for the divergence job
+    assert all(p.outputs == output_names(p.gm) for p in split(gm, values, workers=2, kernels=script_map))

@@ -25,6 +25,7 @@ from compiler.signature import rung_of
 
 from minifier.localize.nodes import exposed_nodes, stored_nodes
 from minifier.reduce.graph_edit import NON_OPS, op_names, op_nodes, rebuild
+from repro.value_store import memory_budget, nbytes
 from minifier.workers.evaluate import Evaluator, repeats_question
 
 PIECE_OPS = 40  # small enough that a piece compiles in about a second
@@ -52,7 +53,9 @@ def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int 
     cut would need a value that was not recorded (a tuple, an opaque object) or a piece would
     pull in ops of another (an op with side effects). With the script's kernel map of `gm`
     (`kernels`), each piece also returns the values Inductor stores anyway: its check then
-    judges them too, which answers a divergence search's first question without a compile."""
+    judges them too, which answers a divergence search's first question without a compile,
+    unless they pass the memory budget (repro.value_store): the divergence search then judges
+    them a budget's worth at a time."""
     ops = op_nodes(gm)
     if len(ops) < max(MIN_OPS, 2 * size):
         return None
@@ -84,6 +87,8 @@ def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
     if not set(op_names(piece)) <= names:
         return None
     stored = [n for n in _stored(piece, values, kernels) if n not in outputs] if kernels else []
+    if sum(nbytes(values.get(n)) for n in stored) > memory_budget():  # judged a chunk at a time later
+        stored = []
     return (rebuild(piece, outputs=outputs + stored) if stored else piece), outputs
 
 
