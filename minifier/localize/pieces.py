@@ -25,8 +25,8 @@ from compiler.signature import rung_of
 
 from minifier.localize.nodes import exposed_nodes, stored_nodes
 from minifier.reduce.graph_edit import NON_OPS, op_names, op_nodes, rebuild
-from repro.value_store import memory_budget, nbytes
 from minifier.workers.evaluate import Evaluator, repeats_question
+from repro.value_store import memory_budget, nbytes
 
 PIECE_OPS = 40  # small enough that a piece compiles in about a second
 MIN_OPS = 2 * PIECE_OPS  # below this the whole graph is one piece: the usual path
