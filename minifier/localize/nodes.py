@@ -24,14 +24,14 @@ def judged(answer: dict, outputs: list[str]) -> dict | None:
     None unless the answer is an accuracy failure."""
     if answer.get("status") != "fail" or answer.get("kind") != "accuracy":
         return None
-    return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+    return _by_output(answer, outputs)
 
 
 def observed(answer: dict, outputs: list[str]) -> dict | None:
     """Oracle metrics by node name of a check that ran to the end (passed, or failed on
     accuracy), from its answer for a graph whose outputs are `outputs`; None otherwise."""
     if answer.get("status") == "pass":
-        return _passed(answer, outputs) or None
+        return _by_output(answer, outputs) or None
     return judged(answer, outputs)
 
 
@@ -69,7 +69,8 @@ def chunks_within(names: list[str], values: dict, budget: int) -> list[list[str]
     return [c for c in chunks if c]
 
 
-def _passed(answer: dict, outputs: list[str]) -> dict:
+def _by_output(answer: dict, outputs: list[str]) -> dict:
+    """The answer's metrics by the name of the output each judged."""
     return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
 
 

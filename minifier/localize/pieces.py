@@ -95,10 +95,11 @@ def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
 def _stored(piece: fx.GraphModule, values: dict, kernels: list) -> list[str]:
     """The piece's values that the script's kernels store anyway (minifier.localize.nodes.stored_nodes)."""
     node_kernels: dict[str, set] = {}
-    for kernel in map(lambda k: Kernel(**k), kernels):
+    found = [Kernel(**k) for k in kernels]
+    for kernel in found:
         for name in kernel.nodes:
             node_kernels.setdefault(name, set()).add(kernel.name)
-    in_place = {k["name"] for k in kernels if Kernel(**k).in_place}
+    in_place = {k.name for k in found if k.in_place}
     return stored_nodes(piece, exposed_nodes(piece, values), node_kernels, in_place)
 
 
