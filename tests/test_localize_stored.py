@@ -45,3 +45,38 @@ def test_exposing_the_stored_values_of_a_residual_stream_builds_no_new_kernel():
     exposed = _kernels(rebuild(gm, outputs=stored), inputs)
     built = {k.source for k in base if k.kind != "extern"}
     assert {k.source for k in exposed if k.kind != "extern"} <= built, "exposing a stored value changed a kernel"
+
+
+def linear_relu(x, w1, b1, w2, b2):
+    return F.linear(torch.relu(F.linear(F.layer_norm(x, (16,)), w1, b1)), w2, b2)
+
+
+def test_an_activation_over_a_linears_output_is_the_root_without_a_kernel_built(tmp_path):
+    """relu's kernel writes over addmm's output in place, so addmm's value is never stored.
+    Whether relu is the root (and not the addmm it reads) is settled by running that addmm
+    alone, an ATen call with no kernel to build, instead of compiling the two as a new piece
+    (a new relu kernel, seconds of C++ build: the reduction's first candidate builds it anyway)."""
+    from minifier.localize.divergence_worker import run_divergence
+    from minifier.workers.evaluate import Evaluator, divergence_question
+    from minifier.workers.protocol import CaseValues
+    from repro.inputs import save_values
+
+    settings.apply()
+    torch.manual_seed(0)
+    inputs = [torch.randn(8, 16), torch.randn(64, 16), torch.randn(64), torch.randn(16, 64), torch.randn(16)]
+    gm = fx.symbolic_trace(linear_relu)
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
+    with torch._inductor.config.patch(spec.config):
+        base = _kernels(gm, inputs)
+    values = record_values(gm, inputs)
+    save_values(values, tmp_path / "values.pt")
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    ev = Evaluator(None, tmp_path, spec, [], signature="accuracy@inductor")
+    _, stage, _, how = divergence_question(gm)
+    with kernels.recorded_kernels() as seen:
+        answer = run_divergence(ev.job(gm, stage, **how), CaseValues())
+    assert answer["roots"] == ["relu"] and answer["how"] == "stored"
+    assert answer["metrics"]["linear"]["ok"]  # the addmm it reads, judged alone
+    built = {k.source for k in base if k.kind != "extern"}
+    assert {k.source for k in seen if k.kind != "extern"} <= built, "a new kernel was built to find the root"

@@ -9,7 +9,10 @@ steps (minifier.localize.divergence_worker), both answered in one job:
    it (read by another kernel, or an output). Exposing those keeps the graph's kernels, which
    come from the kernel cache. This finds the first wrong kernel output.
 2. every node between that output and the agreeing values before it (the inside of the
-   fused kernel), on that small piece alone, fed with recorded eager values.
+   fused kernel), on that small piece alone, fed with recorded eager values. Where those
+   nodes are extern calls (a Linear's addmm whose output the activation's kernel overwrites
+   in place) they are run alone, with no kernel to build: agreeing, they leave the stored
+   root as it was judged, in the graph's own kernels.
 If that finds nothing (the bug needs more of the graph), every intermediate of the whole
 graph is exposed at once, as before. Fusion changes when everything is an output, so a bug
 that needs a fused kernel may not show there; then there are no roots and reduction works

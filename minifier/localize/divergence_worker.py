@@ -3,7 +3,8 @@ accuracy failure starts while building as few new kernels as it can.
 
 Inductor's code for the graph is generated (not built) to learn which kernel computes which
 node; the values those kernels store are judged first (their kernels come from the kernel
-cache), then the inside of the first wrong kernel, then, only if neither shows the failure,
+cache), then the inside of the first wrong kernel (its extern inputs alone where that is all
+it reads unobserved), then, only if neither shows the failure,
 every intermediate at once. The answer names nodes as the pipeline does: it sends its node
 names in graph order, and the worker's re-traced graph is renamed to match.
 """
@@ -19,7 +20,8 @@ from compiler.graph_code import module_from_source, module_source, trace_module
 from compiler.kernels import Kernel, generated_code, kernel_node_names
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-from minifier.localize.nodes import exposed_nodes, inside_of, judged, judged_in_chunks, roots, stored_nodes
+from minifier.localize.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in, observed,
+                                     region_names, roots, stored_nodes)
 from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
 from minifier.workers.job import Job
 from minifier.workers.protocol import resolve_inputs
@@ -40,6 +42,8 @@ class DivergenceJob:
         self.gm = renamed(trace_module(self.model), job.node_names, job.inputs)
         self.compiles = 0
         self.generated: dict = {}  # Inductor's code and kernels for the whole graph, as a kernels job answers
+        self.node_kernels: dict[str, set] = {}  # node -> the kernels that compute it (kernels_by_node)
+        self.extern: set[str] = set()  # the names of the extern kernels among them
 
     @contextlib.contextmanager
     def compiling(self, inputs, threads: int = 1):
@@ -78,6 +82,24 @@ class DivergenceJob:
         return {"status": "ok", "roots": found, "metrics": metrics, "observed": list(metrics), "how": how,
                 "compiles": self.compiles, **self.generated}
 
+    def settled_by_extern(self, found: list[str], metrics: dict, exposed: list[str]) -> dict | None:
+        """The answer, when what the roots read unobserved is computed by extern kernels
+        alone (a Linear's addmm that the activation's kernel then overwrites in place) or by
+        none (views): those nodes are judged alone, an ATen call and no kernel to build;
+        where they agree, the roots are the stored ones, judged in the graph's own kernels.
+        None when a generated kernel computes any of them (the inside must be compiled)."""
+        before = region_names(self.gm, found, metrics) - set(found)
+        if any(self.node_kernels.get(name, set()) - self.extern for name in before):
+            return None
+        piece = leading_in(self.gm, found, metrics, exposed, self.values)
+        if piece is None:
+            return self.answer(found, metrics, "stored")
+        seen = observed(self.run(piece[0]), piece[1])
+        if seen is None:
+            return None
+        refined = roots(piece[0], seen) if any(not m.get("ok") for m in seen.values()) else found
+        return self.answer(refined, {**metrics, **seen}, "stored")
+
     def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
         """Which kernels compute each node (Inductor's code generated, nothing built), and the
         kernels that write in place."""
@@ -91,12 +113,14 @@ class DivergenceJob:
             self.compiles += 1  # code generated, nothing built
             # the same answer as a kernels job on this graph: localization takes it from here
             self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
+        self.extern = {k.name for k in kernels if k.kind == "extern"}
         ours = kernel_node_names(self.gm, kernels)
         node_kernels: dict[str, set] = {}
         for kernel in kernels:
             for name in kernel.nodes:
                 if name in ours:
                     node_kernels.setdefault(ours[name], set()).add(kernel.name)
+        self.node_kernels = node_kernels
         return node_kernels, {k.name for k in kernels if k.in_place}
 
 
@@ -114,6 +138,9 @@ def run_divergence(job: Job, case_values) -> dict:
         inner = inside_of(gm, found, metrics, exposed, d.values)
         if inner is None:
             return d.answer(found, metrics, "stored")
+        settled = d.settled_by_extern(found, metrics, exposed)
+        if settled is not None:
+            return settled
         inside = d.judge(*inner)
         refined = roots(inner[0], inside) if inside else []
         if refined:

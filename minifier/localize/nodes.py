@@ -129,10 +129,27 @@ def inside_of(gm: fx.GraphModule, found: list[str], observed, exposed: list[str]
     """The graph of every node between the roots `found` and the agreeing values before them,
     fed with those values' eager records, with all its values as outputs; (graph, outputs),
     or None when the roots read nothing unobserved."""
+    inside = region_names(gm, found, observed)
+    return None if len(inside) == len(found) else _piece(gm, inside, exposed, values)
+
+
+def leading_in(gm: fx.GraphModule, found: list[str], observed, exposed: list[str], values: dict):
+    """inside_of without the roots themselves: the unobserved nodes they read through, alone;
+    None when none of those can be observed."""
+    before = region_names(gm, found, observed) - set(found)
+    return _piece(gm, before, exposed, values) if any(n in before for n in exposed) else None
+
+
+def region_names(gm: fx.GraphModule, found: list[str], observed) -> set[str]:
+    """The roots `found` and the unobserved nodes they read through (`region` of each)."""
     by_name = {n.name: n for n in gm.graph.nodes}
-    inside = {n.name for root in found for n in region(by_name[root], observed)}
-    if len(inside) == len(found):
-        return None
+    return {n.name for root in found for n in region(by_name[root], observed)}
+
+
+def _piece(gm: fx.GraphModule, inside: set[str], exposed: list[str], values: dict):
+    """The nodes `inside` alone, fed with the recorded values of what they read, with their
+    observable values as outputs: (graph, outputs)."""
+    by_name = {n.name: n for n in gm.graph.nodes}
     frontier = {a.name for name in inside for a in by_name[name].all_input_nodes
                 if a.name not in inside and a.op != "placeholder"}
     outputs = [n for n in exposed if n in inside]

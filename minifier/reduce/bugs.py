@@ -27,6 +27,7 @@ from minifier.workers.evaluate import Evaluator, divergence_question, repeats_qu
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
 from minifier.reduce.passes import Context
+from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 
 MAX_BUGS_PER_GRAPH = 4
@@ -138,10 +139,9 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
             masked |= same_label
             continue
-        if same_label:
-            ask_masked_early(gm, masked | same_label, values, ev, outputs)
+        early = (lambda: ask_masked_early(gm, masked | same_label, values, ev, outputs)) if same_label else None
         with search.phases.timed("reduction"):
-            ev = reduce_bug(bug, current, values, ev, search)
+            ev = reduce_bug(bug, current, values, ev, search, early)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
@@ -236,9 +236,11 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
     return ev
 
 
-def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch) -> Evaluator:
+def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch,
+               meanwhile: Callable[[], None] | None = None) -> Evaluator:
     """Reduce the confirmed bug's graph into `bug.small`; returns the evaluator it reduced with
-    (candidates checked on fake tensors first where they can model the graph)."""
+    (candidates checked on fake tensors first where they can model the graph). Its likely first
+    candidates are sent to the workers before `meanwhile` (work it may go on beside) is."""
     say = search.say
     say(f"graph {bug.graph}: reducing {bug.ops_before} ops ({bug.kind} at {ev.stage}"
         f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
@@ -246,6 +248,9 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
     ctx = Context(values=values, kind=bug.kind, window=ev.pool.size)
     if bug.culprit:
         ctx.notes["first_divergent"] = bug.culprit
+        ev.prefetch([(candidate, None, 0) for candidate in likely_first(gm, ctx)])
+    if meanwhile is not None:
+        meanwhile()
     bug.small = reduce_graph(gm, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
                              budget=search.budget, resume=search.resume)
     bug.notes.update(ctx.notes)
