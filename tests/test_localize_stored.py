@@ -80,3 +80,25 @@ def test_an_activation_over_a_linears_output_is_the_root_without_a_kernel_built(
     assert answer["metrics"]["linear"]["ok"]  # the addmm it reads, judged alone
     built = {k.source for k in base if k.kind != "extern"}
     assert {k.source for k in seen if k.kind != "extern"} <= built, "a new kernel was built to find the root"
+
+
+def test_a_check_judged_on_its_first_outputs_keeps_every_outputs_metrics():
+    """A confirmation that also returns stored values is judged on the graph's own outputs:
+    a wrong stored value alone is no failure of the graph, yet its metrics are kept for the
+    divergence search; a wrong own output fails, named as the plain check names it."""
+    from compiler.oracle import check
+    from minifier.workers.worker import judged_on_first
+
+    x = torch.randn(4, 8)
+    eager = lambda t: (t.sin(), t.cos(), t.exp())  # noqa: E731
+    inner_wrong = lambda t: (t.sin(), t.cos() + 1, t.exp())  # noqa: E731
+    own_wrong = lambda t: (t.sin() + 1, t.cos(), t.exp())  # noqa: E731
+    wide = check(eager, [x], inner_wrong)
+    assert wide.status == "fail"
+    narrowed = judged_on_first(wide, 1, "inductor")
+    assert narrowed.status == "pass" and len(narrowed.metrics) == 3
+    assert [m["ok"] for m in narrowed.metrics] == [True, False, True]
+    failing = judged_on_first(check(eager, [x], own_wrong), 1, "inductor")
+    plain = check(lambda t: (t.sin(),), [x], lambda t: (t.sin() + 1,))
+    assert (failing.status, failing.signature, failing.message) == (plain.status, plain.signature, plain.message)
+    assert len(failing.metrics) == 3

@@ -17,11 +17,11 @@ import torch.fx as fx
 from compiler import inject
 from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, module_source, trace_module
-from compiler.kernels import Kernel, generated_code, kernel_node_names
+from compiler.kernels import Kernel, generated_code
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-from minifier.localize.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in, observed,
-                                     region_names, roots, stored_nodes)
+from minifier.localize.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
+                                     node_kernel_map, observed, region_names, roots, stored_nodes)
 from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
 from minifier.workers.job import Job
 from minifier.workers.protocol import resolve_inputs
@@ -113,15 +113,8 @@ class DivergenceJob:
             self.compiles += 1  # code generated, nothing built
             # the same answer as a kernels job on this graph: localization takes it from here
             self.generated = {"code": code, "kernels": [k.to_dict() for k in kernels]}
-        self.extern = {k.name for k in kernels if k.kind == "extern"}
-        ours = kernel_node_names(self.gm, kernels)
-        node_kernels: dict[str, set] = {}
-        for kernel in kernels:
-            for name in kernel.nodes:
-                if name in ours:
-                    node_kernels.setdefault(ours[name], set()).add(kernel.name)
-        self.node_kernels = node_kernels
-        return node_kernels, {k.name for k in kernels if k.in_place}
+        self.node_kernels, in_place, self.extern = node_kernel_map(self.gm, kernels)
+        return self.node_kernels, in_place
 
 
 def run_divergence(job: Job, case_values) -> dict:

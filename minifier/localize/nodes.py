@@ -11,6 +11,7 @@ import re
 import torch
 import torch.fx as fx
 
+from compiler.kernels import Kernel, kernel_node_names
 from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes, rebuild
 from repro.value_store import nbytes
 
@@ -71,7 +72,7 @@ def chunks_within(names: list[str], values: dict, budget: int) -> list[list[str]
 
 def _by_output(answer: dict, outputs: list[str]) -> dict:
     """The answer's metrics by the name of the output each judged."""
-    return {outputs[i]: m for m in answer.get("metrics", []) if (i := _index(m["output"])) is not None}
+    return {outputs[i]: m for m in answer.get("metrics", []) if (i := output_index(m["output"])) is not None}
 
 
 def roots(gm: fx.GraphModule, metrics: dict) -> list[str]:
@@ -125,6 +126,32 @@ def stored_nodes(gm: fx.GraphModule, exposed: list[str], node_kernels: dict[str,
     return chosen
 
 
+def node_kernel_map(gm: fx.GraphModule, kernels: list[Kernel]) -> tuple[dict[str, set], set[str], set[str]]:
+    """Which kernels compute each node of `gm` (by `gm`'s names), and the names of the kernels
+    that write in place and of the extern ones."""
+    ours = kernel_node_names(gm, kernels)
+    node_kernels: dict[str, set] = {}
+    for kernel in kernels:
+        for name in kernel.nodes:
+            if name in ours:
+                node_kernels.setdefault(ours[name], set()).add(kernel.name)
+    return node_kernels, {k.name for k in kernels if k.in_place}, {k.name for k in kernels if k.kind == "extern"}
+
+
+def stored_outputs(gm: fx.GraphModule, values: dict, kernels: list[dict], budget: int) -> list[str]:
+    """The values Inductor stores anyway (`stored_nodes`, from the kernel map the script's
+    compile recorded) that `gm` does not return: outputs a check of `gm` can add without a
+    kernel changing. None past `budget` bytes of recorded values, or when `gm`'s outputs are
+    not a flat tuple of nodes (the added ones must come after them, by position)."""
+    out = next(iter(gm.graph.find_nodes(op="output"))).args[0]
+    if not isinstance(out, (tuple, list)) or not all(isinstance(a, fx.Node) for a in out):
+        return []
+    node_kernels, in_place, _ = node_kernel_map(gm, [Kernel(**k) for k in kernels])
+    returned = set(output_names(gm))
+    extra = [n for n in stored_nodes(gm, exposed_nodes(gm, values), node_kernels, in_place) if n not in returned]
+    return extra if sum(nbytes(values.get(n)) for n in extra) <= budget else []
+
+
 def inside_of(gm: fx.GraphModule, found: list[str], observed, exposed: list[str], values: dict):
     """The graph of every node between the roots `found` and the agreeing values before them,
     fed with those values' eager records, with all its values as outputs; (graph, outputs),
@@ -166,7 +193,7 @@ def _readers(node: fx.Node) -> list[fx.Node]:
     return readers
 
 
-def _index(path: str) -> int | None:
+def output_index(path: str) -> int | None:
     """Which exposed value an oracle path names: `out[3]`, or `out['out'][3]` when the graph
     also writes to its inputs (BatchNorm's running stats in training; those are not ours)."""
     match = re.fullmatch(r"out(?:\['out'\])?\[(\d+)\]", path)

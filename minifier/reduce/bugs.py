@@ -21,7 +21,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.localize.nodes import observed, output_names
+from minifier.localize.nodes import observed, output_index, output_names, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
@@ -29,6 +29,7 @@ from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
+from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4
 
@@ -207,8 +208,10 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
     checked = ev.cached(repeats_question(gm, tries)) or {}
     known = checked.get("kernels") or kernels
-    ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known, observed(checked, output_names(gm))))
-    answers = ev.repeats(gm, tries)
+    answers = repeats_reading_stored(gm, values, ev, tries, known) if known and not checked else None
+    if answers is None:
+        ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known, observed(checked, output_names(gm))))
+        answers = ev.repeats(gm, tries)
     hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
     kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
     message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
@@ -217,6 +220,36 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
         limit = stuck_after(max(a.get("seconds", 0.0) for a in answers))
         ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)
     return bug, ev
+
+
+def repeats_reading_stored(gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int,
+                           kernels: list) -> list[dict] | None:
+    """An accuracy failure's `tries` runs, judged on `gm`'s own outputs, from a graph that also
+    returns the values Inductor stores anyway (with the kernel map the script's compile
+    recorded: the same kernels): the divergence search reads their metrics instead of compiling
+    the graph once more, and is asked as soon as the runs are in. None when there is nothing to
+    add, or unless every run reproduces: then `gm` itself is asked, as the script compiled it."""
+    extra = stored_outputs(gm, values, kernels, memory_budget()) if ev.signature.startswith("accuracy") else []
+    if not extra:
+        return None
+    own = output_names(gm)
+    wide = rebuild(gm, outputs=own + extra)
+    ev.prefetch([repeats_question(wide, tries, judged=len(own))] + [(gm, s, 0) for s in STAGES if s != "inductor"])
+    answers = ev.repeats(wide, tries, judged=len(own))
+    if sum(1 for a in answers if ev.verdict(a) == "reproduces") < tries:
+        return None
+    ev.prefetch([divergence_question(gm, kernels, observed(answers[0], own + extra))])
+    ev.answer_as(repeats_question(gm, tries), own_outputs(ev.cached(repeats_question(wide, tries, judged=len(own))),
+                                                          len(own)))
+    return answers
+
+
+def own_outputs(answer: dict, count: int) -> dict:
+    """`answer` (and each of its runs) with the metrics of the first `count` outputs alone."""
+    def own(a: dict) -> dict:
+        return {**a, "metrics": [m for m in a.get("metrics", []) if (output_index(m["output"]) or 0) < count]}
+
+    return {**own(answer), **({"runs": [own(r) for r in answer["runs"]]} if "runs" in answer else {})}
 
 
 def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Callable[[str], None]) -> Evaluator:

@@ -123,16 +123,18 @@ class Evaluator:
         """One graph through several stages at once (the stage search), answers in order."""
         return self._answers([(gm, stage, 0) for stage in stages])
 
-    def repeats(self, gm: fx.GraphModule, times: int) -> list[dict]:
+    def repeats(self, gm: fx.GraphModule, times: int, judged: int | None = None) -> list[dict]:
         """`times` runs of one graph, for the k-of-k flakiness rule: compiled once and run
         `times` times (with the whole-graph caches off, a second compile would generate the
         same code and load the same kernels). A run that kills its worker (crash, hang) ends
         that job, and so does a run that kills the CUDA context (a device-side assert: every
         later run in that process would fail differently); each further try is then a job of
-        its own, in a worker that never saw the failure."""
-        answer = self._answers([repeats_question(gm, times)])[0]
+        its own, in a worker that never saw the failure. `judged`: only the first outputs decide
+        each verdict (Job.judged_outputs)."""
+        how = {"judged_outputs": judged} if judged else {}
+        answer = self._answers([repeats_question(gm, times, judged=judged)])[0]
         runs = [{**answer, **run} for run in answer.get("runs", [{}])]
-        return runs + self._answers([(gm, None, r) for r in range(len(runs), times)])
+        return runs + self._answers([(gm, None, r, how) for r in range(len(runs), times)])
 
     def divergence(self, gm: fx.GraphModule) -> dict:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
@@ -144,6 +146,13 @@ class Evaluator:
         divergence job generated) but should not ask it anew."""
         (_, job), = self._jobs([question])
         return self.cache.get(job.key())
+
+    def answer_as(self, question: tuple, answer: dict) -> None:
+        """Take `answer` as the answer to `question` without asking it: another question's
+        answer already says it (a check judged on a graph's own outputs, asked of that graph
+        with values it stores anyway as further outputs)."""
+        (_, job), = self._jobs([question])
+        self.cache.setdefault(job.key(), answer)
 
     def prefetch(self, questions: list[tuple]) -> None:
         """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
@@ -223,10 +232,12 @@ class Evaluator:
         return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
 
 
-def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False) -> tuple:
+def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, judged: int | None = None) -> tuple:
     """The question `Evaluator.repeats` asks first, for `prefetch`; `kernel_map`: the answer
-    also holds the kernels built (for a divergence job on the same graph, see below)."""
-    return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {})}
+    also holds the kernels built (for a divergence job on the same graph, see below);
+    `judged`: only the first outputs decide the verdict (Job.judged_outputs)."""
+    return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
+                         **({"judged_outputs": judged} if judged else {})}
 
 
 def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None,

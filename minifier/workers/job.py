@@ -43,6 +43,8 @@ class Job:
     kernel_map: bool = False  # check: also answer Inductor's kernels and the nodes each computes
     known_kernels: tuple | None = None  # divergence: that answer of an earlier check of the same graph
     known_metrics: dict | None = None  # divergence: node -> oracle metrics of the outputs that check judged
+    judged_outputs: int | None = None  # check: only the first this many outputs decide the verdict (the
+    # rest are values Inductor stores anyway, returned for the divergence search to read)
 
     def __post_init__(self) -> None:
         for name in _TUPLES:
@@ -51,10 +53,12 @@ class Job:
                 object.__setattr__(self, name, tuple(value))
 
     def key(self) -> str:
-        """The cache key: a hash of what is asked (KEY_FIELDS, with `op`, `runs`, `ignore` and
-        `backward` where they differ from a single forward check with the whole ladder)."""
+        """The cache key: a hash of what is asked (KEY_FIELDS, with `op`, `runs`, `ignore`,
+        `backward` and `judged_outputs` where they differ from a single forward check with the
+        whole ladder)."""
         names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
-            + (("ignore",) if self.ignore else ()) + (("backward",) if self.backward else ())
+            + (("ignore",) if self.ignore else ()) + (("backward",) if self.backward else ()) \
+            + (("judged_outputs",) if self.judged_outputs else ())
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -123,7 +123,9 @@ def _timeline_row(job: dict, answer: dict, queued: float, start: float) -> dict:
     lines = job.get("source", "").count("\n")
     return {"op": job.get("op", "check"), "stage": job.get("stage"), "runs": job.get("runs", 1),
             "source_lines": lines, "queued": round(queued, 2), "start": round(start, 2),
-            "seconds": round(answer.get("wall", 0.0), 2), "status": answer.get("status"), "kind": answer.get("kind")}
+            "seconds": round(answer.get("wall", 0.0), 2), "status": answer.get("status"), "kind": answer.get("kind"),
+            **({"compiles": answer["compiles"]} if "compiles" in answer else {}),
+            **({"judged_outputs": job["judged_outputs"]} if job.get("judged_outputs") else {})}
 
 
 class WorkerPool:

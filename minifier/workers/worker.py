@@ -49,12 +49,29 @@ def run_check(job: Job, values: CaseValues) -> dict:
             if seeded:
                 with modes():
                     outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, tolerance)
+            if job.judged_outputs:
+                outcome = judged_on_first(outcome, job.judged_outputs, job.stage)
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
             answers.append({**outcome.__dict__, "seeded": seeded and outcome.status == "fail"})
     result = {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
     if kernel_map:  # the kernels the check built, for a later divergence job on this graph
         result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
     return result
+
+
+def judged_on_first(outcome, count: int, stage: str):
+    """`outcome` with its verdict made on the graph's first `count` outputs alone (those after
+    are values it also returns for the divergence search to read); every output's metrics kept.
+    A run that raised, or whose eager runs were invalid, has no per-output verdict to narrow."""
+    from dataclasses import replace
+
+    from compiler.oracle import outcome_of
+    from minifier.localize.nodes import output_index
+
+    if not outcome.metrics or outcome.rung == "exception":
+        return outcome
+    own = [m for m in outcome.metrics if (output_index(m.get("output", "")) or 0) < count]
+    return replace(outcome_of(own, stage, outcome.reference), metrics=outcome.metrics)
 
 
 def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
