@@ -169,6 +169,12 @@ def split_tuple_outputs(gm: fx.GraphModule, inputs: list) -> fx.GraphModule:
     return gm
 
 
+# As minify's own processes compile (compiler.settings): kernels built in this process. A
+# compile pool would cost more than the graph: on an H100 with torch 2.11, a cold run of a
+# one-op Triton repro took 20.9 s with the pool's start-up and 11.5 s without.
+IN_PROCESS = ["torch._inductor.config.compile_threads = 1"]
+
+
 def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     gm = split_tuple_outputs(gm, inputs)
     device = input_device(inputs)
@@ -189,14 +195,12 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     lines = [*header(info, device, _ops(gm)), *stdlib, *([""] if stdlib else []), *imports_used]
     if inject:
         lines.append("import torch._functorch.config")
-    if config or inject:
-        lines.append("import torch._inductor.config")
+    lines.append("import torch._inductor.config")
     if "torch.ops.prims." in function:  # Inductor's own prims (fma, ...) exist once this is imported
         lines.append("import torch._inductor.inductor_prims  # noqa: F401")
     if plan.saved:
         lines.append(f"INPUTS = Path(__file__).resolve().with_name({INPUTS_FILE!r})")
-    if config:
-        lines += ["", *config]
+    lines += ["", *IN_PROCESS, *config]
     if inject:
         lines += ["", inject]
     lines += ["", "", function.rstrip(), "", "", plan.source.rstrip()]

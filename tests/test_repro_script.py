@@ -47,7 +47,7 @@ def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
                      source="neg_uint8_model.py, graph 0 of 1", script="neg_uint8_model.py", graph=0)
     repro = write_repro(tmp_path / "out", traced(Neg()), [torch.tensor([186], dtype=torch.uint8)], info)
     source = repro.read_text()
-    assert len(source.splitlines()) < 40, source
+    assert len(source.splitlines()) < 42, source  # with the line that keeps kernels in-process
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["repro.json", "repro.py"]  # no sidecar
     assert "torch.tensor([186], dtype=torch.uint8" in source and "torch.neg(level)  # uint8[1]" in source
     assert "patch_op(torch._inductor.codegen.cpp.CppOverrides, 'neg'" in source  # the planted bug, inline

@@ -141,8 +141,8 @@ def node_kernel_map(gm: fx.GraphModule, kernels: list[Kernel]) -> tuple[dict[str
 def stored_outputs(gm: fx.GraphModule, values: dict, kernels: list[dict], budget: int) -> list[str]:
     """The values Inductor stores anyway (`stored_nodes`, from the kernel map the script's
     compile recorded) that `gm` does not return: outputs a check of `gm` can add without a
-    kernel changing. None past `budget` bytes of recorded values, or when `gm`'s outputs are
-    not a flat tuple of nodes (the added ones must come after them, by position)."""
+    kernel changing. None of them past `budget` bytes of recorded values, or when `gm`'s
+    outputs are not a flat tuple of nodes (the added ones must come after them, by position)."""
     out = next(iter(gm.graph.find_nodes(op="output"))).args[0]
     if not isinstance(out, (tuple, list)) or not all(isinstance(a, fx.Node) for a in out):
         return []
