@@ -99,3 +99,15 @@ def test_passes_reach_the_evaluator_only_through_guarded_methods():
     for name in ("signature", "repeats", "prefetch", "pool"):  # would spend or leak compiles unbudgeted
         with pytest.raises(AttributeError, match="Guarded"):
             getattr(guard, name)
+
+
+def test_the_hang_limit_of_a_check_does_not_cut_a_divergence_job_short():
+    """Once a graph's runs are timed, a check ten times slower is a hang. A divergence or kernels
+    job is several compiles and runs of the whole graph (chunks of stored values, the inside
+    of a kernel): it gets the pool's limit, or a long one would be killed as a hang and its
+    worker replaced."""
+    ev, gm = _evaluator(FAILS), _graph()
+    ev.test(gm)  # 0.5 s: checks from now on are stuck after a minute
+    assert ev.job(gm).timeout == 60.0
+    assert ev.job(gm, op="divergence").timeout is None and ev.job(gm, op="kernels").timeout is None
+    assert ev.for_bug("inductor", "x", timeout=7.0).job(gm, op="divergence").timeout is None

@@ -103,7 +103,10 @@ class Evaluator:
     def job(self, gm: fx.GraphModule, stage: str | None = None, repeat: int = 0, **how) -> Job:
         """The job asking about `gm` at `stage` (this evaluator's by default); `how` sets the
         other fields of the Job (op, runs, node_names, kernel_threads)."""
-        limit = (self.timeout or self.adaptive_timeout()) if self.timeout or self.slowest else None
+        # A run longer than a check's limit is a hang; a divergence or kernels job is several
+        # compiles and runs of the whole graph, and gets the pool's limit instead.
+        check = how.get("op", "check") == "check"
+        limit = (self.timeout or self.adaptive_timeout()) if check and (self.timeout or self.slowest) else None
         return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
                    case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
                    injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
