@@ -58,7 +58,7 @@ def test_minify_corpus_case(case, tmp_path):
     if report["ops_after"] == 1:  # a one-op bug: one short file to paste into an issue
         assert sorted(p.name for p in out.glob("*.py")) == ["repro.py"]
         lines = (out / "repro.py").read_text().splitlines()
-        assert len(lines) - planted_lines(lines) < 40, "\n".join(lines)
+        assert len(lines) - planted_lines(lines) < 42, "\n".join(lines)  # 40, and the in-process compile line
     assert hashlib.sha256(script.read_bytes()).hexdigest() == before
     assert not (CORPUS / "minify-out").exists()
 
