@@ -193,6 +193,13 @@ def _readers(node: fx.Node) -> list[fx.Node]:
     return readers
 
 
+def own_metrics(metrics: list, count: int) -> list:
+    """The metrics of a graph's first `count` outputs (and of anything that is no output by
+    position: inputs it writes to, gradients), from a check of the graph that also returned
+    further values after them."""
+    return [m for m in metrics if (output_index(m.get("output", "")) or 0) < count]
+
+
 def output_index(path: str) -> int | None:
     """Which exposed value an oracle path names: `out[3]`, or `out['out'][3]` when the graph
     also writes to its inputs (BatchNorm's running stats in training; those are not ours)."""

@@ -21,7 +21,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.localize.nodes import observed, output_index, output_names, stored_outputs
+from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.reduce.budget import Budget
@@ -247,7 +247,7 @@ def repeats_reading_stored(gm: fx.GraphModule, values: dict, ev: Evaluator, trie
 def own_outputs(answer: dict, count: int) -> dict:
     """`answer` (and each of its runs) with the metrics of the first `count` outputs alone."""
     def own(a: dict) -> dict:
-        return {**a, "metrics": [m for m in a.get("metrics", []) if (output_index(m["output"]) or 0) < count]}
+        return {**a, "metrics": own_metrics(a.get("metrics", []), count)}
 
     return {**own(answer), **({"runs": [own(r) for r in answer["runs"]]} if "runs" in answer else {})}
 

@@ -66,12 +66,11 @@ def judged_on_first(outcome, count: int, stage: str):
     from dataclasses import replace
 
     from compiler.oracle import outcome_of
-    from minifier.localize.nodes import output_index
+    from minifier.localize.nodes import own_metrics
 
     if not outcome.metrics or outcome.rung == "exception":
         return outcome
-    own = [m for m in outcome.metrics if (output_index(m.get("output", "")) or 0) < count]
-    return replace(outcome_of(own, stage, outcome.reference), metrics=outcome.metrics)
+    return replace(outcome_of(own_metrics(outcome.metrics, count), stage, outcome.reference), metrics=outcome.metrics)
 
 
 def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
