@@ -72,10 +72,11 @@ def _integer_noise(eager, actual, reference):
 
 
 def _pattern(x):
-    """0 finite, 1 NaN (either sign), 2 +Inf, 3 -Inf, elementwise."""
+    """0 finite, 1 NaN (either sign), 2 +Inf, 3 -Inf, elementwise (one byte each)."""
+    p = torch.zeros(x.shape, dtype=torch.uint8, device=x.device)
     if x.is_complex():
-        return torch.where(x.isnan(), 1, torch.where(x.isinf(), 2, 0))
-    return torch.where(x.isnan(), 1, torch.where(x == math.inf, 2, torch.where(x == -math.inf, 3, 0)))
+        return p.masked_fill_(x.isinf(), 2).masked_fill_(x.isnan(), 1)
+    return p.masked_fill_(x == math.inf, 2).masked_fill_(x == -math.inf, 3).masked_fill_(x.isnan(), 1)
 
 
 def _scalar(x) -> str:
@@ -98,12 +99,16 @@ def _ulp(r, dtype):
     return torch.ldexp(torch.full_like(r, info.eps), exponent - 1)
 
 
-def fp64_evidence(e, a, r) -> dict:
+def fp64_evidence(e, a, r, wide=None) -> dict:
     """Max error of eager and of compiled against the fp64 reference: absolute, in ulps of
-    the output dtype, relative; over the elements finite in all three."""
-    e64, a64, r64 = e.double(), a.double(), r.detach().to(e.device).double()
+    the output dtype, relative; over the elements finite in all three. `wide`: e and a in
+    fp64 already (a big output is not widened twice)."""
+    e64, a64 = wide or (e.double(), a.double())
+    r64 = r.detach().to(e.device).double()
     finite = torch.isfinite(e64) & torch.isfinite(a64) & torch.isfinite(r64)
-    if not bool(finite.any()):
+    if bool(finite.all()):  # the usual case: no masked copies
+        finite = ...  # (Ellipsis: a 0-dim output too)
+    elif not bool(finite.any()):
         return {}
     ulp, scale = _ulp(r64[finite], e.dtype), r64[finite].abs().clamp_min(torch.finfo(e.dtype).tiny)
     out = {}
@@ -112,6 +117,15 @@ def fp64_evidence(e, a, r) -> dict:
         out.update({f"fp64_err_{who}": err.max().item(), f"fp64_ulp_{who}": (err / ulp).max().item(),
                     f"fp64_rel_{who}": (err / scale).max().item()})
     return out
+
+
+def same_bits(e, a) -> bool:
+    """Every bit equal (so every rung passes): one pass over a float output, where the ladder
+    would make a dozen full-size fp64 temporaries. Most outputs of a big graph are like this."""
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(e.element_size())
+    if ints is None or e.is_complex() or e.dtype != a.dtype or e.shape != a.shape or e.device != a.device:
+        return False
+    return torch.equal(e.view(ints), a.view(ints))
 
 
 def _fail(m, rung, why):
@@ -179,23 +193,30 @@ def _only_nan_for_inf(bad, e64, a64) -> bool:
 def _judge_floats(m, e, a, r, judging: Judging, exact):
     atol, rtol, multiplier = _tolerances(e.dtype, judging)
     strict = judging.strict
+    n = e.numel()
+    if n and same_bits(e, a):
+        m.update(max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0, max_ulp=0.0)
+        return None
     wide = torch.complex128 if e.is_complex() else torch.float64
     e64, a64 = e.to(wide), a.to(wide)
-    n = e.numel()
-    pe, pa = _pattern(e64), _pattern(a64)
-    differ = pe != pa
-    both = (pe == 0) & (pa == 0)
-    err = torch.where(both, (a64 - e64).abs(), torch.zeros((), dtype=torch.float64, device=e.device))
+    # All finite (the usual case): no NaN/Inf patterns and no masks, a few passes fewer
+    finite = bool(torch.isfinite(e).all()) and bool(torch.isfinite(a).all())
+    pe, pa = (None, None) if finite else (_pattern(e64), _pattern(a64))
+    differ, both = (None, None) if finite else (pe != pa, (pe == 0) & (pa == 0))
+    err = (a64 - e64).abs() if finite else (a64 - e64).abs().masked_fill_(~both, 0)
     close = torch.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+    mag = e64.abs() if finite else e64.abs().masked_fill_(~both, 1.0)  # relative errors where both are finite
     m.update(max_abs_err=err.max().item() if n else 0.0,
-             max_rel_err=(err / e64.abs().clamp_min(1e-12)).max().item() if n else 0.0,
+             max_rel_err=(err / mag.clamp_min(1e-12)).max().item() if n else 0.0,
              mismatch_fraction=(~close).double().mean().item() if n else 0.0,
-             max_ulp=(err / (torch.finfo(e.dtype).eps * e64.abs().clamp_min(torch.finfo(e.dtype).tiny))).max().item()
+             max_ulp=(err / (torch.finfo(e.dtype).eps * mag.clamp_min(torch.finfo(e.dtype).tiny))).max().item()
              if n else 0.0)
-    identical = bool(((e64 == a64) | (pe == 1) & (pa == 1)).all()) and not bool(differ.any())
+    del err, mag
+    identical = m["max_abs_err"] == 0 if finite else \
+        bool(((e64 == a64) | (pe == 1) & (pa == 1)).all()) and not bool(differ.any())
     if not identical and r is not None and not e.is_complex():
-        m.update(fp64_evidence(e, a, r))
-    if bool(differ.any()):  # rung nan_inf
+        m.update(fp64_evidence(e, a, r, (e64, a64)))
+    if differ is not None and bool(differ.any()):  # rung nan_inf
         m["nonfinite_mismatch"] = int(differ.sum())
         explained = torch.zeros_like(differ)
         if not strict and r is not None:
@@ -207,10 +228,10 @@ def _judge_floats(m, e, a, r, judging: Judging, exact):
                                        f"{n} elements (first {_first(bad, e, a)})")
         index = tuple(int(i) for i in differ.nonzero()[0]) if differ.dim() else ()
         m.update(numerics="nan_inf_fp64", nonfinite_example=f"{_first(differ, e, a)}, fp64 {_scalar(r[index])}")
-    far = both & ~close
+    far = _within(both, ~close)
     if bool(far.any()):  # rung values
         finite_ref = r is not None and not e.is_complex()
-        judged = both & torch.isfinite(r.to(wide)) if finite_ref else None
+        judged = _within(both, torch.isfinite(r.to(wide))) if finite_ref else None
         if strict or not finite_ref or bool((far & ~judged).any()):
             return _fail(m, "values", _values_why(m, e, a, far))
         ref = r.to(wide)[judged]
@@ -223,18 +244,33 @@ def _judge_floats(m, e, a, r, judging: Judging, exact):
     elif not identical:
         m["numerics"] = m.get("numerics") or "within_tolerance"
     if exact and not e.is_complex():
-        unequal = both & (a64 != e64)
-        if bool(unequal.any()):  # rung exact
-            return _fail(m, "exact", f"{int(unequal.sum())} of {n} elements differ from eager, which is exact here "
-                                     f"(a value-selecting op; first {_first(unequal, e, a)})")
-        if "signed_zero" not in judging.ignore:
-            signs = (e64 == 0) & (a64 == 0) & (e.signbit() != a.signbit())
-            if bool(signs.any()):
-                return _fail(m, "signed_zero", f"the sign of zero differs at {int(signs.sum())} of {n} elements "
-                                               f"(first {_first(signs, e, a)})")
-    if not e.is_complex() and bool(((pe == 1) & (pa == 1) & (e.signbit() != a.signbit())).any()):
+        failed = _exact_rungs(m, (e, a), (e64, a64), both, judging)
+        if failed is not None:
+            return failed
+    if not finite and not e.is_complex() and bool(((pe == 1) & (pa == 1) & (e.signbit() != a.signbit())).any()):
         m["numerics"] = m.get("numerics") or "nan_sign"
     return None
+
+
+def _exact_rungs(m, given, wide, both, judging: Judging):
+    """Rungs exact and signed_zero, of an output eager computes exactly: `given` (eager's,
+    compiled's) and `wide` (both in fp64); `both`: where both are finite (None: everywhere)."""
+    (e, a), (e64, a64), n = given, wide, given[0].numel()
+    unequal = _within(both, a64 != e64)
+    if bool(unequal.any()):  # rung exact
+        return _fail(m, "exact", f"{int(unequal.sum())} of {n} elements differ from eager, which is exact here "
+                                 f"(a value-selecting op; first {_first(unequal, e, a)})")
+    if "signed_zero" not in judging.ignore:
+        signs = (e64 == 0) & (a64 == 0) & (e.signbit() != a.signbit())
+        if bool(signs.any()):
+            return _fail(m, "signed_zero", f"the sign of zero differs at {int(signs.sum())} of {n} elements "
+                                           f"(first {_first(signs, e, a)})")
+    return None
+
+
+def _within(mask, x):
+    """`mask & x`, where a mask of None means everywhere."""
+    return x if mask is None else mask & x
 
 
 def _values_why(m, e, a, far):

@@ -192,3 +192,31 @@ def test_the_fp64_reference_reads_a_strided_input_with_gaps_right():
     outcome = judge(scaled, [x, zeros])
     assert outcome.status == "pass" and outcome.kind == "numerics", outcome.message
     assert "as the fp64 reference does" in outcome.message
+
+
+def test_the_shortcuts_judge_as_the_full_ladder_does():
+    """An output whose bits all match skips the ladder, and one with no NaN or Inf skips the
+    NaN/Inf masks (a big graph's outputs are judged in a fraction of the time): both must
+    give what the masked path gives on the same finite values."""
+    from compiler.ladder import compare_tensor, same_bits
+
+    torch.manual_seed(0)
+    eager = torch.randn(64, 32)
+    reference = eager.double() + 1e-9
+    for compiled in (eager.clone(), eager + 1e-6, eager * 1.01):
+        plain = compare_tensor("o", eager, compiled, reference)
+        nan = torch.tensor([[float("nan")] * 32])  # the same values with a NaN row in both: the masked path
+        masked = compare_tensor("o", torch.cat([eager, nan]), torch.cat([compiled, nan]),
+                                torch.cat([reference, nan.double()]))
+        for key in ("ok", "rung", "max_abs_err", "max_rel_err", "max_ulp", "fp64_err_compiled", "fp64_ulp_eager"):
+            assert plain.get(key) == masked.get(key), (key, plain, masked)
+    assert same_bits(eager, eager.clone()) and not same_bits(torch.zeros(3), -torch.zeros(3))
+    signed = compare_tensor("o", torch.zeros(3), -torch.zeros(3), torch.zeros(3).double(), exact=True)
+    assert signed["rung"] == "signed_zero"  # equal values, other bits: never the shortcut
+
+
+def test_a_zero_dim_output_that_differs_is_judged_with_its_fp64_evidence():
+    from compiler.ladder import compare_tensor
+
+    judged = compare_tensor("o", torch.tensor(1.0), torch.tensor(1.5), torch.tensor(1.0, dtype=torch.float64))
+    assert judged["rung"] == "values" and judged["fp64_err_compiled"] == 0.5
