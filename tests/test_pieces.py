@@ -252,3 +252,45 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
     assert given["compiles"] == fresh["compiles"] - 1  # the stored values: judged by the piece's check
     monkeypatch.setenv("MINIFY_MEMORY_BUDGET_MB", "0.001")  # past the budget they wait for the divergence job
     assert all(p.outputs == output_names(p.gm) for p in split(gm, values, workers=2, kernels=script_map))
+    # Kept only while they cost less to judge than the compile they save, and within a worker's
+    # share of the budget: the pieces are checked side by side
+    import minifier.localize.pieces as pieces_module
+    from repro.value_store import nbytes
+
+    monkeypatch.delenv("MINIFY_MEMORY_BUDGET_MB")
+    stored = sum(nbytes(values[n]) for n in output_names(piece.gm) if n not in piece.outputs)
+
+    def relu_piece(workers: int):
+        return next(p for p in split(gm, values, workers=workers, kernels=script_map) if "relu" in op_names(p.gm))
+
+    monkeypatch.setattr(pieces_module, "STORED_BYTES", stored - 1)
+    assert relu_piece(2).outputs == output_names(relu_piece(2).gm)
+    monkeypatch.setattr(pieces_module, "STORED_BYTES", 1 << 40)
+    monkeypatch.setenv("MINIFY_MEMORY_BUDGET_MB", str(1.5 * stored / 2 ** 20))
+    assert relu_piece(1).outputs != output_names(relu_piece(1).gm)
+    assert relu_piece(2).outputs == output_names(relu_piece(2).gm)
+
+
+def test_a_check_until_pass_runs_no_more_after_a_pass_and_all_while_it_fails(tmp_path):
+    """A piece whose first run passes is not the failure: its other k-1 runs would only judge
+    its outputs again (minutes on a model with big activations)."""
+    from compiler.stages import CompileSpec
+    from minifier.workers.evaluate import Evaluator, repeats_question
+    from minifier.workers.protocol import CaseValues
+    from minifier.workers.worker import run_check
+    from repro.inputs import save_values
+
+    gm = fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+    save_values({"x": torch.randn(8)}, tmp_path / "values.pt")
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    case = CaseValues()
+
+    def runs(config: dict) -> int:
+        ev = Evaluator(None, tmp_path, CompileSpec(config=config), [], signature="accuracy@inductor")
+        _, stage, _, how = repeats_question(gm, 3, until_pass=True)
+        answer = run_check(ev.job(gm, stage, **how), case)
+        return len(answer.get("runs", [answer]))
+
+    assert runs({}) == 1
+    assert runs({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}) == 3

@@ -31,6 +31,11 @@ from repro.value_store import memory_budget, nbytes
 PIECE_OPS = 40  # small enough that a piece compiles in about a second
 MIN_OPS = 2 * PIECE_OPS  # below this the whole graph is one piece: the usual path
 KINDS = ("accuracy", "compile_error", "runtime_error")  # crashes and hangs would take a worker each
+# Bytes of stored values a piece returns at most. Each is judged on every piece's check, at
+# about 25 MB/s on a core (compiler.ladder: a dozen fp64 passes), to save the one failing
+# piece a compile in its divergence search (about a second): past this they cost more than
+# they save, and every worker holds them about five times at once (eager, fp64, compiled).
+STORED_BYTES = 32 << 20
 
 
 @dataclass
@@ -54,18 +59,18 @@ def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int 
     pull in ops of another (an op with side effects). With the script's kernel map of `gm`
     (`kernels`), each piece also returns the values Inductor stores anyway: its check then
     judges them too, which answers a divergence search's first question without a compile,
-    unless they pass the memory budget (repro.value_store): the divergence search then judges
-    them a budget's worth at a time."""
+    unless they pass STORED_BYTES or the memory budget's share of a worker (repro.value_store):
+    the divergence search then judges them a budget's worth at a time."""
     ops = op_nodes(gm)
     if len(ops) < max(MIN_OPS, 2 * size):
         return None
     count = max(2, workers * max(1, round(len(ops) / (size * workers))))
     bounds = [round(i * len(ops) / count) for i in range(count + 1)]
-    pieces = []
+    pieces, cap = [], min(STORED_BYTES, memory_budget() // max(1, workers))  # pieces are checked side by side
     for first, end in zip(bounds, bounds[1:]):
         members = set(ops[first:end])
         members |= {u for n in ops[first:end] for u in n.users if u.target in NON_OPS}  # getitems go with their op
-        piece = _piece(gm, members, values, kernels)
+        piece = _piece(gm, members, values, kernels, cap)
         if piece is None:
             return None
         pieces.append(Piece(piece[0], first, end - 1, len(ops), outputs=piece[1]))
@@ -73,7 +78,7 @@ def split(gm: fx.GraphModule, values: dict, size: int = PIECE_OPS, workers: int 
 
 
 def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
-           kernels: list | None) -> tuple[fx.GraphModule, list[str]] | None:
+           kernels: list | None, cap: int) -> tuple[fx.GraphModule, list[str]] | None:
     reads = {a for n in members for a in n.all_input_nodes if a not in members and a.op != "placeholder"}
     leaves = [n.name for n in gm.graph.nodes if n in members and any(u not in members for u in n.users)]
     outputs = [name for name in leaves if name in values and hasattr(values[name], "shape")]
@@ -87,7 +92,7 @@ def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
     if not set(op_names(piece)) <= names:
         return None
     stored = [n for n in _stored(piece, values, kernels) if n not in outputs] if kernels else []
-    if sum(nbytes(values.get(n)) for n in stored) > memory_budget():  # judged a chunk at a time later
+    if sum(nbytes(values.get(n)) for n in stored) > cap:  # judged a chunk at a time later
         stored = []
     return (rebuild(piece, outputs=outputs + stored) if stored else piece), outputs
 
@@ -111,10 +116,11 @@ def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dic
     pieces = split(gm, values, workers=ev.pool.size, kernels=kernels) if failure.get("kind") in KINDS else None
     if not pieces:
         return None
-    ev.prefetch([repeats_question(p.gm, tries, kernel_map=True) for p in pieces])
+    # A piece whose first run passes is not the failure: its other runs would only judge again
+    ev.prefetch([repeats_question(p.gm, tries, kernel_map=True, until_pass=True) for p in pieces])
     failing = []
     for piece in pieces:
-        answer = ev.repeats(piece.gm, tries)[0]
+        answer = ev.repeats(piece.gm, tries, until_pass=True)[0]
         if answer.get("status") == "fail" and answer.get("kind") == failure["kind"] and \
                 (failure["kind"] == "accuracy" or answer.get("signature") == failure.get("signature")):
             piece.signature = answer["signature"]

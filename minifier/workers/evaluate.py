@@ -126,17 +126,20 @@ class Evaluator:
         """One graph through several stages at once (the stage search), answers in order."""
         return self._answers([(gm, stage, 0) for stage in stages])
 
-    def repeats(self, gm: fx.GraphModule, times: int, judged: int | None = None) -> list[dict]:
+    def repeats(self, gm: fx.GraphModule, times: int, judged: int | None = None,
+                until_pass: bool = False) -> list[dict]:
         """`times` runs of one graph, for the k-of-k flakiness rule: compiled once and run
         `times` times (with the whole-graph caches off, a second compile would generate the
         same code and load the same kernels). A run that kills its worker (crash, hang) ends
         that job, and so does a run that kills the CUDA context (a device-side assert: every
         later run in that process would fail differently); each further try is then a job of
         its own, in a worker that never saw the failure. `judged`: only the first outputs decide
-        each verdict (Job.judged_outputs)."""
+        each verdict (Job.judged_outputs); `until_pass`: no run after one that passes (Job.until_pass)."""
         how = {"judged_outputs": judged} if judged else {}
-        answer = self._answers([repeats_question(gm, times, judged=judged)])[0]
+        answer = self._answers([repeats_question(gm, times, judged=judged, until_pass=until_pass)])[0]
         runs = [{**answer, **run} for run in answer.get("runs", [{}])]
+        if until_pass and runs[-1].get("status") == "pass":
+            return runs
         return runs + self._answers([(gm, None, r, how) for r in range(len(runs), times)])
 
     def divergence(self, gm: fx.GraphModule) -> dict:
@@ -235,12 +238,14 @@ class Evaluator:
         return [self.verdict(a, gm) for a, gm in zip(self.outcomes(gms), gms)]
 
 
-def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, judged: int | None = None) -> tuple:
+def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, judged: int | None = None,
+                     until_pass: bool = False) -> tuple:
     """The question `Evaluator.repeats` asks first, for `prefetch`; `kernel_map`: the answer
     also holds the kernels built (for a divergence job on the same graph, see below);
-    `judged`: only the first outputs decide the verdict (Job.judged_outputs)."""
+    `judged`: only the first outputs decide the verdict (Job.judged_outputs); `until_pass`:
+    no run after one that passes (Job.until_pass)."""
     return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
-                         **({"judged_outputs": judged} if judged else {})}
+                         **({"judged_outputs": judged} if judged else {}), **({"until_pass": True} if until_pass else {})}
 
 
 def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None,

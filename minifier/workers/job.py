@@ -45,6 +45,8 @@ class Job:
     known_metrics: dict | None = None  # divergence: node -> oracle metrics of the outputs that check judged
     judged_outputs: int | None = None  # check: only the first this many outputs decide the verdict (the
     # rest are values Inductor stores anyway, returned for the divergence search to read)
+    until_pass: bool = False  # check: no run after one that passes (a piece that passes is looked at no
+    # further); not in the key: the answer is the first runs of the same question (Evaluator.repeats)
 
     def __post_init__(self) -> None:
         for name in _TUPLES:

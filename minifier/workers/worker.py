@@ -42,7 +42,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
             judging, outcomes = judging_of(**tolerance), []
             for _ in range(job.runs):  # no run after one that killed the CUDA context
                 outcomes.append(check_against(expected, inputs, compiled, job.stage, judging))
-                if cuda_context_poisoned(outcomes[-1].__dict__):
+                if cuda_context_poisoned(outcomes[-1].__dict__) or (job.until_pass and outcomes[-1].status == "pass"):
                     break
         for outcome in outcomes:
             seeded = outcome.kind == "nondeterministic"
@@ -133,6 +133,25 @@ def cuda_context_poisoned(result: dict) -> bool:
     return result.get("status") != "pass" and any(mark in text for mark in POISONING)
 
 
+def reset_peak_memory() -> None:
+    """Start this job's peak resident memory afresh (Linux; elsewhere the peak is the process's)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def peak_memory_mib() -> float | None:
+    """Peak resident memory since reset_peak_memory(), in MiB: what one job held at most."""
+    try:
+        with open("/proc/self/status") as f:
+            line = next(x for x in f if x.startswith("VmHWM:"))
+        return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
 def warm_up() -> dict:
     """Pay Inductor's one-time start-up cost before the first real candidate arrives (a worker
     forked from the zygote, `--forked`, has paid it there), and import what checks use."""
@@ -165,6 +184,7 @@ def main() -> None:
         if message is None:
             return
         start = time.perf_counter()
+        reset_peak_memory()
         try:
             result = warm_up() if message["op"] == "warmup" else answer(Job.from_dict(message), values)
         except Exception as exc:  # a broken job must not kill a warm worker
@@ -173,6 +193,7 @@ def main() -> None:
             result = {"status": "invalid", "kind": "worker_error",
                       "message": f"{type(exc).__name__}: {exc}"[:500], "traceback": traceback.format_exc()[-3000:]}
         result["seconds"] = time.perf_counter() - start
+        result["peak_mib"] = peak_memory_mib()
         result["retire"] = cuda_context_poisoned(result)
         write_message(protocol_out, result)
         if result["retire"]:
