@@ -28,7 +28,7 @@ from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
-from minifier.workers.evaluate import Evaluator, stuck_after
+from minifier.workers.evaluate import Evaluator, first_check_limit
 from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
@@ -97,11 +97,7 @@ def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
     capture = session.launched.capture.finish(session.opts.timeout)
     session.phases.add("capture", capture.seconds)
-    # A graph's first check has no run of its own to time yet: it may take as long as a few of
-    # the script's own runs (a big model's eager, fp64 and compiled runs, each judged), never a
-    # fixed limit that a model under memory pressure passes; within the script's own limit
-    session.pool.timeout = min(max(session.pool.timeout, stuck_after(capture.seconds)),
-                               max(session.pool.timeout, session.opts.timeout))
+    session.pool.timeout = first_check_limit(session.pool.timeout, capture.seconds, session.opts.timeout)
     session.ui.capture_done(capture)
     return capture
 

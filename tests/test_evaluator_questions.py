@@ -111,3 +111,13 @@ def test_the_hang_limit_of_a_check_does_not_cut_a_divergence_job_short():
     assert ev.job(gm).timeout == 60.0
     assert ev.job(gm, op="divergence").timeout is None and ev.job(gm, op="kernels").timeout is None
     assert ev.for_bug("inductor", "x", timeout=7.0).job(gm, op="divergence").timeout is None
+
+
+def test_a_graphs_first_check_may_take_as_long_as_several_of_the_scripts_runs():
+    """Under the fixed 300 s candidate limit, a model with 10 GB of activations had its first
+    piece checks called hangs and its workers replaced, over and over (issue 25)."""
+    from minifier.workers.evaluate import first_check_limit
+
+    assert first_check_limit(300.0, 5.0, 1800.0) == 300.0  # a small script: a candidate's limit
+    assert first_check_limit(300.0, 62.0, 1800.0) == 620.0  # that model's capture: ten of its runs
+    assert first_check_limit(300.0, 1800.0, 1800.0) == 1800.0  # a hanging script: never past its own limit

@@ -33,6 +33,15 @@ def stuck_after(seconds: float) -> float:
     return max(MIN_ADAPTIVE_TIMEOUT, 10 * seconds)
 
 
+def first_check_limit(limit: float, script_seconds: float, script_limit: float) -> float:
+    """The pool's limit once the script has run: a graph's first check has no run of its own
+    to time yet, and may take as long as several of the script's runs (a big model's eager,
+    fp64 and compiled runs, each judged), so a fixed `limit` (what a candidate gets) would call
+    a model under memory pressure a hang. `stuck_after` the script's run, never past the
+    script's own limit (a hanging script ran until that)."""
+    return max(limit, min(stuck_after(script_seconds), script_limit))
+
+
 @dataclass
 class Counters:
     """What every evaluator of one graph adds to, however many questions it is asked: they are
