@@ -20,6 +20,7 @@ from compiler import settings
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
+from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, supported as zygote_supported
 from repro.verify import PrewarmedSupply
@@ -34,11 +35,14 @@ class UserError(Exception):
         self.code = code
 
 
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+
+
 def default_jobs() -> int:
     """Workers when `-j` is not given: 2 on small machines, one per four cores up to 4 on big
     ones (a GPU machine's 16 cores: 4), leaving cores for Inductor's compiles and the capture."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
-    return max(2, min(4, cores // 4))
+    return max(2, min(4, cores() // 4))
 
 
 @dataclass
@@ -184,6 +188,7 @@ class Launched:
     zygote: Zygote | None
     workers: list = field(default_factory=list)  # started here where no zygote forks them (WorkerPool)
     verifiers: PrewarmedSupply | None = None  # likewise what runs repro.py: it needs the longest start
+    bytecode: BytecodePrefix | None = None  # where Python caches no bytecode: the run's own cache
 
     def stop(self) -> None:
         self.capture.stop()
@@ -193,6 +198,8 @@ class Launched:
             worker.kill()
         if self.verifiers is not None:
             self.verifiers.close()
+        if self.bytecode is not None:
+            self.bytecode.close()
 
 
 def launch(opts: Options) -> Launched:
@@ -206,6 +213,7 @@ def launch(opts: Options) -> Launched:
         (work / "logs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _cannot_write(out, exc) from None
+    bytecode = use_prefix(work, cores())  # before the first process that imports torch starts
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
                             CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
@@ -214,4 +222,4 @@ def launch(opts: Options) -> Launched:
     workers = [] if zygote is not None else \
         [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
     verifiers = PrewarmedSupply() if zygote is None and opts.verify else None
-    return Launched(start, out, work, capture, zygote, workers, verifiers)
+    return Launched(start, out, work, capture, zygote, workers, verifiers, bytecode)
