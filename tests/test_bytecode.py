@@ -20,8 +20,15 @@ PROBE = textwrap.dedent("""
     from minifier.workers.bytecode import compile_one, uncached, use_prefix
     work, site = Path(sys.argv[1]), Path(sys.argv[2])
     seen = {"uncached": uncached()}
-    prefix = use_prefix(work, cores=2)
-    if prefix is not None:
+    prefix = use_prefix(work, cores=int(sys.argv[3]))
+    if prefix is not None and prefix.compiling is not None:  # stopped while its pool compiles
+        import time
+        time.sleep(3)
+        seen["compiled_some"] = any((work / "pycache").rglob("*.pyc"))
+        prefix.close()
+        time.sleep(2)
+        seen["folder_left"] = (work / "pycache").exists()
+    elif prefix is not None:
         seen["env"] = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
         subprocess.run([sys.executable, "-c", "import torch.sub"], check=True)
         compile_one(str(site / "torch" / "other.py"))
@@ -43,10 +50,10 @@ def _fake_torch(tmp_path: Path) -> Path:
     return site
 
 
-def _probe(tmp_path: Path, site: Path, env: dict, **extra) -> dict:
+def _probe(tmp_path: Path, site: Path, env: dict, cores: int = 2, **extra) -> dict:
     env = {k: v for k, v in env.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env.update(extra, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "work"), str(site)], env=env,
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "work"), str(site), str(cores)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -86,3 +93,9 @@ def test_the_bulk_compile_covers_torch_what_it_imports_and_this_project():
         assert str(path) in found, path
     stdlib_tests = Path(sysconfig.get_paths()["stdlib"]) / "test"
     assert not any(p.startswith(f"{stdlib_tests}{os.sep}") for p in found)
+
+
+def test_the_bulk_compile_stops_with_the_run_and_leaves_no_folder(tmp_path, project_env):
+    seen = _probe(tmp_path, _fake_torch(tmp_path), project_env, cores=4, PYTHONDONTWRITEBYTECODE="1")
+    assert seen["compiled_some"]  # its pool was at work when the run ended
+    assert not seen["folder_left"]  # and none of its processes wrote on after

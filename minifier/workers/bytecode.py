@@ -14,9 +14,11 @@ nothing changes: with a prefix set, Python would ignore that cache.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -59,8 +61,9 @@ class BytecodePrefix:
     def close(self) -> None:
         """Stop compiling, put this process's settings back (tests run several minifies in one
         process) and remove the folder."""
-        if self.compiling is not None and self.compiling.poll() is None:
-            self.compiling.kill()
+        if self.compiling is not None:  # its pool's processes too, or they would write on
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.compiling.pid, signal.SIGKILL)
             self.compiling.wait()
         for name, value in self.saved.items():
             if value is None:
@@ -86,7 +89,8 @@ def use_prefix(work: Path, cores: int) -> BytecodePrefix | None:
     if cores >= 4:
         prefix.compiling = subprocess.Popen(
             [sys.executable, "-m", "minifier.workers.bytecode", str(cores - 2)], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[2])
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[2],
+            start_new_session=True)
     return prefix
 
 
