@@ -20,7 +20,8 @@ PROBE = textwrap.dedent("""
     from minifier.workers.bytecode import compile_one, uncached, use_prefix
     work, site = Path(sys.argv[1]), Path(sys.argv[2])
     seen = {"uncached": uncached()}
-    prefix = use_prefix(work, cores=int(sys.argv[3]))
+    prefix = use_prefix(work, cores=int(sys.argv[3]), forked=sys.argv[4] == "forked")
+    seen["prefix"] = prefix is not None
     if prefix is not None and prefix.compiling is not None:  # stopped while its pool compiles
         import time
         time.sleep(3)
@@ -50,10 +51,11 @@ def _fake_torch(tmp_path: Path) -> Path:
     return site
 
 
-def _probe(tmp_path: Path, site: Path, env: dict, cores: int = 2, **extra) -> dict:
+def _probe(tmp_path: Path, site: Path, env: dict, cores: int = 2, forked: bool = False, **extra) -> dict:
     env = {k: v for k, v in env.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env.update(extra, PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "work"), str(site), str(cores)], env=env,
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "work"), str(site), str(cores),
+                           "forked" if forked else "spawned"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -62,7 +64,7 @@ def _probe(tmp_path: Path, site: Path, env: dict, cores: int = 2, **extra) -> di
 def test_a_torch_without_bytecode_gets_the_runs_own_cache_and_everything_is_put_back(tmp_path, project_env):
     site = _fake_torch(tmp_path)
     seen = _probe(tmp_path, site, project_env, PYTHONDONTWRITEBYTECODE="1")
-    assert seen["uncached"]
+    assert seen["uncached"] and seen["prefix"]
     assert seen["env"] == {"PYTHONPYCACHEPREFIX": str(tmp_path / "work" / "pycache"), "PYTHONDONTWRITEBYTECODE": None}
     tag = sys.implementation.cache_tag
     # the child's import and the bulk compile both wrote into the prefix, nothing beside the sources
@@ -99,3 +101,8 @@ def test_the_bulk_compile_stops_with_the_run_and_leaves_no_folder(tmp_path, proj
     seen = _probe(tmp_path, _fake_torch(tmp_path), project_env, cores=4, PYTHONDONTWRITEBYTECODE="1")
     assert seen["compiled_some"]  # its pool was at work when the run ended
     assert not seen["folder_left"]  # and none of its processes wrote on after
+
+
+def test_two_cores_with_a_zygote_keep_pythons_own_behaviour(tmp_path, project_env):
+    seen = _probe(tmp_path, _fake_torch(tmp_path), project_env, cores=2, forked=True, PYTHONDONTWRITEBYTECODE="1")
+    assert seen["uncached"] and not seen["prefix"]

@@ -213,8 +213,9 @@ def launch(opts: Options) -> Launched:
         (work / "logs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _cannot_write(out, exc) from None
-    bytecode = use_prefix(work, cores())  # before the first process that imports torch starts
-    zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if zygote_supported() else None
+    forked = zygote_supported()
+    bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
+    zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if forked else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
                             CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
     # Without a zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
