@@ -13,7 +13,7 @@ from conftest import ROOT
 
 from minifier.workers.bytecode import sources
 
-# Runs in a child whose `torch` is a two-module stand-in without bytecode.
+# Runs in a child whose `torch` is a three-module stand-in without bytecode.
 PROBE = textwrap.dedent("""
     import json, os, subprocess, sys
     from pathlib import Path
