@@ -78,7 +78,10 @@ def test_fusion_bug_reduces_to_the_two_fused_ops_independent_of_window(pool, tmp
     assert results[0] == results[1]
 
 
-def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path):
+@pytest.mark.parametrize("window", [1, 3])
+def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path, window):
+    """With three workers the size bisection checks two steps a round (minifier.reduce.delta.
+    bisect_down), and ends where one step at a time ends."""
     def f(x, w):
         return torch.relu((x * w).view(4, 2, 64))
 
@@ -87,7 +90,7 @@ def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path):
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     ev = ev.for_bug(ev.stage, ev.signature, validate=validator(values))
     jobs_before = sum(w.jobs for w in list(pool.idle.queue))
-    small = shrink_shapes(gm, ev, Context(values=values, kind="accuracy", window=1))
+    small = shrink_shapes(gm, ev, Context(values=values, kind="accuracy", window=window))
     jobs = sum(w.jobs for w in list(pool.idle.queue)) - jobs_before
     # The hard-coded (4, 2, 64) does not fit most shrunk inputs (all sizes 1: one element;
     # 1 x 64): those fail on fake tensors and are never compiled. Where one of its sizes no

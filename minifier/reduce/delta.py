@@ -29,6 +29,30 @@ def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int
     return None
 
 
+def bisect_down(ev: Evaluator, shrink: Callable, start, lo: int, hi: int, window: int) -> tuple[int, object]:
+    """The smallest n in (lo, hi] whose candidate reproduces, and that candidate, bisecting down
+    from `start` (hi's candidate, which reproduces; lo's does not; taken as monotone). Each step
+    shrinks the last candidate kept: `shrink(candidate, at, n)` turns the one at size `at` into
+    the one at n. With three workers or more, each round checks the middle and both middles the
+    next step could ask for side by side: two steps a round, the same answer as one at a time."""
+    best = start
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        tries = {mid: shrink(best, hi, mid)}
+        if window >= 3:
+            if lo < (n := (lo + mid) // 2) < mid:
+                tries[n] = shrink(tries[mid], mid, n)  # next, if mid reproduces
+            if mid < (n := (mid + hi) // 2) < hi:
+                tries[n] = shrink(best, hi, n)  # next, if it does not
+        usable = [n for n in tries if tries[n] is not None]
+        verdicts = ev.test_many([tries[n] for n in usable]) if usable else []
+        seen = {n: verdict == REPRODUCES for n, verdict in zip(usable, verdicts)}
+        lo, hi, best = (lo, mid, tries[mid]) if seen.get(mid) else (mid, hi, best)
+        if (step := (lo + hi) // 2) in tries and hi - lo > 1:  # the next step, answered already
+            lo, hi, best = (lo, step, tries[step]) if seen.get(step) else (step, hi, best)
+    return hi, best
+
+
 def shortest_failing_prefix(lo: int, hi: int, first_failing: Callable[[list[int]], int | None],
                             splits: int = 1) -> int:
     """The smallest n in [lo, hi] whose prefix fails, given that prefix `hi` does (failing is

@@ -1,7 +1,8 @@
 """Smaller inputs: shrink each distinct dim size (a "size class": every input dim of that size,
 and the same number where the graph hard-codes a size, e.g. `view(8, 32, 100)`) while the bug
 persists. Every class goes to 1 at once first; the delta core finds the classes that must
-stay, and a binary search then finds the smallest size each of those still fails at.
+stay, and a bisection then finds the smallest size each of those still fails at (two steps a
+round where three workers check side by side).
 
 Dynamo graphs hard-code sizes, so a class shrinks in the graph's size arguments too. Where
 that is not enough (a size that is a product of others, a group count), the candidate fails
@@ -14,8 +15,7 @@ import operator
 import torch
 import torch.fx as fx
 
-from minifier.reduce.delta import ddmin
-from minifier.workers.evaluate import REPRODUCES
+from minifier.reduce.delta import bisect_down, ddmin
 from minifier.reduce.graph_edit import clean, new_module
 from minifier.reduce.input_transforms import meta_of, step_of, with_step
 from minifier.reduce.passes import Context
@@ -37,15 +37,8 @@ def shrink_shapes(gm, ev, ctx: Context):
     kept = ddmin(ev, classes, lambda kept: resize(gm, ctx.values, {c: 1 for c in classes if c not in kept}),
                  ctx.window)
     best = resize(gm, ctx.values, {c: 1 for c in classes if c not in kept}) if len(kept) < len(classes) else gm
-    for size in kept:  # 1 loses the bug: find the smallest size that keeps it (assuming monotone)
-        lo, hi = 1, size
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            candidate = resize(best, ctx.values, {hi: mid})
-            if ev.test(candidate) == REPRODUCES:
-                best, hi = candidate, mid
-            else:
-                lo = mid
+    for size in kept:  # 1 loses the bug: the smallest size that keeps it (each step shrinks the last kept)
+        _, best = bisect_down(ev, lambda g, at, n: resize(g, ctx.values, {at: n}), best, 1, size, ctx.window)
     return best if best is not gm else None
 
 
