@@ -33,12 +33,15 @@ from minifier.workers.launch import Launched, Options, Result, UserError, launch
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
+from minifier.workers.worker import cuda_context_poisoned
 from repro.issue_text import write_issue
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
 
 
-READY_PROBES = {"cuda": 3}  # blame's baseline, its script-config probe and a GPU repro's C++ probe
+READY_PROBES = {"cuda": 2, "cpu": 1}  # blame's baseline, its script-config probe; a GPU repro's C++ probe
+# A device-side assert's blame runs each experiment in a fresh process, its first four side by side
+ISOLATED_PROBES = 3
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
@@ -99,6 +102,9 @@ def _finish_capture(session: Session) -> Capture:
     session.phases.add("capture", capture.seconds)
     session.pool.timeout = first_check_limit(session.pool.timeout, capture.seconds, session.opts.timeout)
     session.ui.capture_done(capture)
+    if session.probes is not None and any(g.failure and cuda_context_poisoned({"status": "fail", **g.failure})
+                                          for g in capture.graphs):
+        session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
 
 

@@ -257,3 +257,22 @@ def test_the_first_experiments_are_the_code_path_and_the_script_config_reverted(
     reverted = config_reverted(["cpp.inject_relu_bug_TESTING_ONLY"], {"cpp.inject_relu_bug_TESTING_ONLY": None})
     assert list(cpu) == [experiment_key(SCALAR), experiment_key(reverted)]
     assert list(first_experiments({"device": "cuda"})) == [experiment_key(ON_CPU)]
+
+
+@pytest.mark.slow
+def test_a_crashing_repro_is_blamed_with_its_next_experiments_side_by_side(tmp_path):
+    """A crash kills the process it happens in, so each experiment gets a fresh one; those the
+    search asks next whatever the answers start side by side after the baseline
+    (minifier/blame/ahead.py). The knob and the node are named as for an accuracy bug."""
+    info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor", message="process died",
+                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}),
+                     injections=[], source="relu_runtime_error.py, graph 0 of 1")
+    # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
+    write_repro(tmp_path / "crash", traced(ReluTanh()), [torch.randn(256, 1024)], info)
+    findings = blame(tmp_path / "crash", say=lambda text: None)
+    assert only(findings, "config")["run"]["verdict"] == "pass"
+    assert only(findings, "lowering")["nodes"] == ["relu"]
+    report = json.loads((tmp_path / "crash" / "blame.json").read_text())
+    runs = {r["name"]: r["verdict"] for r in report["runs"]}
+    assert runs["ATen fallback: relu"] == "pass" and runs["baseline"] == "reproduces", runs
+    assert "error" not in runs.values(), runs

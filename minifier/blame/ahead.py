@@ -4,6 +4,9 @@ On a GPU repro the search's first code-path probe compiles the graph for the CPU
 process's first C++ compile costs 40-55 s on a GPU machine (Inductor's vector-ISA checks each
 start a Python that imports torch). Run after the baseline, it was most of blame's time; run
 beside the baseline and the config probes from the start, it is hidden behind them.
+
+Where every experiment needs a fresh process anyway (a device-side assert spoils the context of
+the one it ran in), those the search asks next whatever the answers are start side by side too.
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from pathlib import Path
 
 from compiler.subsystems import Experiment
 from minifier.blame.probe_worker import BlameWorker
+
+MOST_AT_ONCE = 6  # processes of their own at once (two first experiments, four early ones)
 
 
 class AheadRuns:
@@ -24,12 +29,18 @@ class AheadRuns:
         self.workers: list[BlameWorker] = []
         self.lock = threading.Lock()
         self.closed = False
-        self.executor = ThreadPoolExecutor(max(1, len(experiments)), thread_name_prefix="minify-blame-ahead")
-        self.futures: dict[str, Future] = {
-            key: self.executor.submit(self._run, folder, stage, experiment, timeout, zygote, ready)
-            for key, experiment in experiments.items()}
+        self.args = (folder, stage, timeout, zygote, ready)
+        self.executor = ThreadPoolExecutor(MOST_AT_ONCE, thread_name_prefix="minify-blame-ahead")
+        self.futures: dict[str, Future] = {}
+        self.start(experiments)
 
-    def _run(self, folder: Path, stage: str, experiment: Experiment, timeout: float, zygote,
+    def start(self, experiments: dict[str, Experiment]) -> None:
+        """Start these too (by key; one started already is left running)."""
+        for key, experiment in experiments.items():
+            if key not in self.futures:
+                self.futures[key] = self.executor.submit(self._run, experiment, *self.args)
+
+    def _run(self, experiment: Experiment, folder: Path, stage: str, timeout: float, zygote,
              ready) -> dict | None:
         warm = (lambda: ready(experiment.device)) if ready is not None else None
         worker = BlameWorker(folder, stage, isolate=True, timeout=timeout, zygote=zygote, ready=warm)

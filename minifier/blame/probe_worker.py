@@ -101,10 +101,13 @@ def main(argv: list[str]) -> int:
 
     if argv[0] == "--ready":
         from compiler.first_compile import first_compile
+        from compiler.subsystems import SCALAR_CPP
 
         os.nice(10)  # warming up beside the capture of the user's script, which comes first
         with contextlib.suppress(Exception):  # a failed warm-up must not pass for a probe's crash
-            first_compile(argv[1])
+            # Ready CPU probes are kept on GPU machines alone, for a GPU repro's code-path probe: scalar
+            # C++, whose first compile in an Inductor cache builds the header it reuses (4.8 s of g++).
+            first_compile(argv[1], SCALAR_CPP if argv[1] == "cpu" else None)
         argv = [sys.stdin.readline().strip()]
         if not argv[0]:
             return 0

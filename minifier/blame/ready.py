@@ -56,6 +56,12 @@ class ReadyProbes:
                 child.log.close()
             return None
 
+    def add(self, device: str, n: int) -> None:
+        """Keep `n` more ready for `device` from now on (each taken one is replaced)."""
+        with self.lock:
+            if not self.closed:
+                self.ready.setdefault(device, []).extend(start_ready(device) for _ in range(n))
+
     def close(self) -> None:
         """Kill the processes nobody took."""
         with self.lock:

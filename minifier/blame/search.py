@@ -18,128 +18,25 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from compiler.subsystems import (ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, Experiment,
-                                 config_defaults)
+from compiler.subsystems import (ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, SCALAR_CPP,
+                                 Experiment, config_defaults)
 from minifier.blame.ahead import AheadRuns
+from minifier.blame.config_probes import config_flags, config_reverted, partitioner, script_config
+from minifier.blame.experiments import Search, experiment_key
+from minifier.blame.halving import minimal_set
 from minifier.blame.probe_worker import BlameWorker, WorkerDied
 from minifier.workers.worker import POISONING
 from repro.manifest import ReproFolderError, read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
-# Scalar: the vector C++ path first asks which ISAs build and load, eleven checks that each start a
-# Python importing torch on torch 2.11-2.12 (43-56 s in a fresh process on the H200 host);
-# scalar C++ needs none of them, and any correct CPU code tells a Triton bug from the rest.
-ON_CPU = Experiment("scalar C++ backend instead of Triton", config={"cpp.vec_isa_ok": False}, device="cpu")
+# Scalar C++ needs none of the ISA checks, and any correct CPU code tells a Triton bug from the rest.
+ON_CPU = Experiment("scalar C++ backend instead of Triton", config=dict(SCALAR_CPP), device="cpu")
 SCALAR = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATION))
 NO_FUSION = Experiment("no fusion (every node its own kernel)", apart=ALL)
-
-
-def experiment_key(experiment: Experiment) -> str:
-    """What an experiment switches: equal keys, equal verdicts (the search's cache key)."""
-    return json.dumps(experiment.describe(), sort_keys=True, default=str)
-
-
-@dataclass
-class Run:
-    """One experiment's verdict: pass (it went away), reproduces (same failure), or something else."""
-
-    experiment: Experiment
-    verdict: str  # pass | reproduces | other_failure | invalid | unavailable | error
-    answer: dict
-
-    def to_json(self) -> dict:
-        d = {**self.experiment.describe(), "verdict": self.verdict}
-        if self.verdict not in ("pass", "reproduces"):
-            d["outcome"] = self.answer.get("signature") or self.answer.get("message", "")
-        return d
-
-
-def judge(answer: dict, expected: str) -> str:
-    status = answer.get("status")
-    if status == "fail":
-        return "reproduces" if answer.get("signature") == expected else "other_failure"
-    return status if status in ("pass", "invalid", "unavailable") else "error"
-
-
-def minimal_set(items: list, fixes: Callable[[list], bool], base: tuple = ()) -> list:
-    """A small subset S of `items` with fixes(base + S), given fixes(base + items): split in
-    halves, keep a half that fixes it alone, else narrow each half with the other held fixed."""
-    if len(items) <= 1:
-        return list(items)
-    half = len(items) // 2
-    first, second = items[:half], items[half:]
-    if fixes([*base, *first]):
-        return minimal_set(first, fixes, base)
-    if fixes([*base, *second]):
-        return minimal_set(second, fixes, base)
-    needed_first = minimal_set(first, fixes, (*base, *second))
-    return needed_first + minimal_set(second, fixes, (*base, *needed_first))
-
-
-@dataclass
-class Search:
-    """The experiments on one repro, with their verdicts cached by what they switch."""
-
-    worker: BlameWorker
-    manifest: dict
-    say: Callable[[str], None] = print
-    runs: list = field(default_factory=list)
-    findings: list = field(default_factory=list)
-    ruled_out: list = field(default_factory=list)
-    cache: dict = field(default_factory=dict)
-    recorded: dict = field(default_factory=dict)  # the baseline's answer: calls, nodes
-    ahead: AheadRuns | None = None  # experiments already running in processes of their own
-    early: dict = field(default_factory=dict)  # answers run before the search asked (run_early)
-    base: dict = field(default_factory=dict)  # config every later experiment keeps (the failing code path)
-
-    def experiment(self, name: str, config: dict | None = None, **switches) -> Experiment:
-        """An experiment that keeps the failing code path (`base`) while switching something else."""
-        return Experiment(name, config={**self.base, **(config or {})}, **switches)
-
-    def run(self, experiment: Experiment) -> Run:
-        key = experiment_key(experiment)
-        if key not in self.cache or experiment.record:
-            answer = self.early.pop(key, None) or (self.ahead.take(key) if self.ahead and not experiment.record
-                                                   else None) or self.worker.run(experiment)
-            run = Run(experiment, judge(answer, self.manifest["signature"]), answer)
-            self.say(f"  {experiment.name}: {run.verdict}")
-            self.runs.append(run)
-            self.cache[key] = run
-        return self.cache[key]
-
-    def run_early(self, experiments: list) -> None:
-        """Run now what the search asks next anyway, while the experiments started ahead build
-        their kernels: the answers wait in `early` until asked for (None: not asked)."""
-        for experiment in filter(None, experiments):
-            if (key := experiment_key(experiment)) not in self.cache and key not in self.early:
-                self.early[key] = self.worker.run(experiment)
-
-    def fixes(self, experiment: Experiment) -> bool:
-        return self.run(experiment).verdict == "pass"
-
-    def probe(self, experiment: Experiment) -> bool:
-        """A whole-subsystem switch; a failure that stays is recorded as ruled out."""
-        run = self.run(experiment)
-        if run.verdict != "pass":
-            self.ruled_out.append({"what": experiment.name, **run.to_json()})
-        return run.verdict == "pass"
-
-    def find(self, what: str, finding: str, experiment: Experiment, **extra) -> None:
-        run = self.run(experiment)
-        self.findings.append({"what": what, "finding": finding, "run": run.to_json(), **extra})
-        self.say(f"  -> {what}: {finding}")
-
-    def calls(self, subsystem: str) -> list[str]:
-        """Distinct names of a subsystem's applications in the baseline compile, in order."""
-        return list(dict.fromkeys(self.recorded.get("calls", {}).get(subsystem, [])))
-
-    def nodes(self) -> dict:
-        return self.recorded.get("nodes", {})
 
 
 def blame(repro_dir: Path, say: Callable[[str], None] = print, zygote=None, probes=None) -> list[dict]:
@@ -192,8 +89,12 @@ def search_blame(search: Search, stage: str, info: dict) -> bool:
                                 f"({baseline.verdict}), so nothing can be blamed", "run": baseline.to_json()})
         return False
     search.recorded = baseline.answer
-    if stage == "inductor" and search.ahead is not None and not search.worker.isolate:
-        search.run_early([passes_off(search), NO_FUSION, all_aten(search)])  # cheap, each on cached kernels
+    if stage == "inductor" and search.ahead is not None:
+        early = [passes_off(search), NO_FUSION, all_aten(search), lone_fallback(search)]
+        if search.worker.isolate:  # a fresh process each anyway: side by side
+            search.ahead.start({experiment_key(e): e for e in early if e is not None})
+        else:
+            search.run_early(early)  # cheap, each on cached kernels
     script_config(search, info.get("script_defaults") or {})
     if stage == "aot_eager_decomp_partition":
         decompositions(search) or partitioner(search)
@@ -221,10 +122,6 @@ def inductor_stage(search: Search, info: dict) -> None:
         decompositions(search)
 
 
-def config_reverted(keys: list, defaults: dict) -> Experiment:
-    return Experiment(f"script config reverted: {', '.join(keys)}", config={k: defaults[k] for k in keys})
-
-
 def first_experiments(manifest: dict) -> dict[str, Experiment]:
     """What an Inductor repro's search always asks first, by key, to start beside the baseline:
     the code-path probe (a GPU repro's on the CPU, a CPU repro's scalar C++), and with the
@@ -237,22 +134,6 @@ def first_experiments(manifest: dict) -> dict[str, Experiment]:
         defaults = config_defaults()
         experiments.append(config_reverted(changed, {k: defaults.get(k) for k in changed}))
     return {experiment_key(e): e for e in experiments}
-
-
-def script_config(search: Search, defaults: dict) -> None:
-    """Does the failure need the Inductor config the script changed? Which keys?"""
-    if not defaults:
-        return
-
-    def reverted(keys: list) -> Experiment:
-        return config_reverted(keys, defaults)
-
-    keys = sorted(defaults)
-    if not search.probe(reverted(keys)):
-        return
-    needed = minimal_set(keys, lambda ks: search.fixes(reverted(ks)))
-    changed = {k: search.manifest["config"][k] for k in needed}
-    search.find("config", f"needs the script's config {changed}: back at the defaults it passes", reverted(needed))
 
 
 def codegen(search: Search, device: str) -> str:
@@ -279,6 +160,16 @@ def passes_off(search: Search) -> Experiment | None:
 def all_aten(search: Search) -> Experiment | None:
     return search.experiment("every node falls back to ATen", disable={LOWERINGS: ALL}) \
         if search.calls(LOWERINGS) else None
+
+
+def fallback(search: Search, names: list) -> Experiment:
+    return search.experiment(f"ATen fallback: {', '.join(names)}", disable={LOWERINGS: names})
+
+
+def lone_fallback(search: Search) -> Experiment | None:
+    """The one lowered node falling back: what `lowerings` names when every fallback makes it pass."""
+    names = search.calls(LOWERINGS)
+    return fallback(search, names) if len(names) == 1 else None
 
 
 def passes(search: Search) -> bool:
@@ -349,27 +240,11 @@ def lowerings(search: Search, path: str) -> bool:
     names = search.calls(LOWERINGS)
     if not names or not search.probe(all_aten(search)):
         return False
-    needed = minimal_set(names, lambda ns: search.fixes(search.experiment(f"ATen fallback: {', '.join(ns)}",
-                                                                          disable={LOWERINGS: ns})))
+    needed = minimal_set(names, lambda ns: search.fixes(fallback(search, ns)))
     nodes = search.nodes()
     shown = ", ".join(f"{n} ({short(nodes.get(n, {}).get('target', '?'))})" for n in needed)
     search.find("lowering", f"falling back {shown} to ATen makes it pass: {BLAMED_CODE[path]} is wrong",
-                search.experiment(f"ATen fallback: {', '.join(needed)}", disable={LOWERINGS: needed}),
-                nodes=needed, targets=[nodes.get(n, {}).get("target") for n in needed])
-    return True
-
-
-def config_flags(search: Search, flips: dict) -> bool:
-    """Config flags that flip the verdict: all at once (one compile), then the minimal set."""
-    flips = {k: v for k, v in flips.items() if k not in search.base}
-    if not flips or not search.probe(search.experiment("config flags flipped", config=dict(flips))):
-        return False
-    keys = sorted(flips)
-    needed = minimal_set(keys, lambda ks: search.fixes(search.experiment(f"config: {', '.join(ks)}",
-                                                                         config={k: flips[k] for k in ks})))
-    setting = {k: flips[k] for k in needed}
-    search.find("config", f"setting {setting} makes it pass", search.experiment(f"config: {', '.join(needed)}",
-                                                                               config=setting))
+                fallback(search, needed), nodes=needed, targets=[nodes.get(n, {}).get("target") for n in needed])
     return True
 
 
@@ -384,15 +259,6 @@ def decompositions(search: Search) -> bool:
                 search.experiment(f"not decomposed: {', '.join(needed)}", disable={DECOMPOSITION: needed}),
                 ops=needed)
     return True
-
-
-def partitioner(search: Search) -> bool:
-    """The other switch of the decomposition stage that CompilerBisector knows: AOT's CSE."""
-    no_cse = Experiment("AOTAutograd CSE off", config={"functorch.cse": False})
-    if search.probe(no_cse):
-        search.find("partitioner", "fails only with AOTAutograd's CSE on", no_cse)
-        return True
-    return False
 
 
 def short(target: str) -> str:
