@@ -108,3 +108,26 @@ def test_one_bug_repeated_in_every_layer_is_confirmed_once(tmp_path):
     timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
     confirmations = [j for j in timeline if j["op"] == "check" and j["stage"] == "inductor" and j["runs"] == 3]
     assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
+
+
+@pytest.mark.slow
+def test_the_same_compile_error_after_masking_is_not_confirmed_again(tmp_path):
+    """Three blocks, the relu of each fails to compile: no culprit node to mask them all, so
+    after the first is reduced the graph fails again, with the same signature: that is the bug
+    found, said at once, without its replays and stage checks."""
+    proc, report = _minify(tmp_path, """\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
+        def f(x):
+            for _ in range(3):
+                x = torch.relu(x.sin() * 2) + x.cos()
+            return x
+        torch.compile(f)(torch.randn(64))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["verified"]
+    timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
+    confirmations = [j for j in timeline if j["op"] == "check" and j["stage"] == "inductor" and j["runs"] == 3]
+    assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
+    eager_checks = [j for j in timeline if j["op"] == "check" and j["stage"] == "eager"]
+    assert len(eager_checks) == 1, [(j["source_lines"], j["status"]) for j in eager_checks]

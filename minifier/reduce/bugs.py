@@ -121,6 +121,11 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             if answer.get("status") != "fail":
                 break
             ev = ev.for_bug("inductor", answer["signature"])
+            # A crash, error or assert with a known signature is that bug again (with no culprit node, its
+            # key is the signature): confirming it would end there, after its replays and stage checks.
+            if answer.get("kind") != "accuracy" and (again := search.known.get((answer["signature"], None))):
+                same_bug_again(again, index, search.say)
+                break
         with search.phases.timed("confirmation"):
             bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
         if bug.reproduced < bug.tries:
@@ -132,10 +137,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         label = op_label(next(n for n in current.graph.nodes if n.name == bug.culprit)) if bug.culprit else None
         same_label = {bug.culprit} | same_op(current, label, values) if bug.culprit else set()
         if bug.key(label) in search.known:
-            same = search.known[bug.key(label)]
-            if index != same.graph:
-                same.also_in.append(index)
-            search.say(f"graph {index}: same bug as graph {same.graph}")
+            same_bug_again(search.known[bug.key(label)], index, search.say)
             if not bug.culprit:
                 break
             masked |= same_label
@@ -148,6 +150,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         search.on_reduced(bug, ev)
         masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
+
+
+def same_bug_again(same: Bug, index: int, say: Callable[[str], None]) -> None:
+    """A failure of graph `index` with the key of a bug found before (for a bug with no culprit
+    node, its signature alone: a device-side assert in each of a model's blocks is one bug)."""
+    if index != same.graph:
+        same.also_in.append(index)
+    say(f"graph {index}: same bug as graph {same.graph}")
 
 
 def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict,
