@@ -48,6 +48,9 @@ class PredicateEvaluator:
         self.tests += len(candidates)
         return [REPRODUCES if self.needed <= set(c) else PASSES for c in candidates]
 
+    def first_reproducing(self, candidates):
+        return next((i for i, v in enumerate(self.test_many(candidates)) if v == REPRODUCES), None)
+
 
 def test_ddmin_is_one_minimal_and_window_independent():
     items = list(range(40))

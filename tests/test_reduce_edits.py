@@ -111,6 +111,9 @@ class PredicateEvaluator:
         self.tried += candidates
         return [REPRODUCES if self.needed <= set(c) else PASSES for c in candidates]
 
+    def first_reproducing(self, candidates):
+        return next((i for i, v in enumerate(self.test_many(candidates)) if v == REPRODUCES), None)
+
 
 def test_ddmin_tries_removing_everything_first():
     ev = PredicateEvaluator(set())

@@ -2,6 +2,7 @@
 those two ops (1-minimal: removing either loses it), with the smallest inputs; the result does
 not depend on the speculative window; candidates that cannot run are never compiled."""
 import operator
+import time
 
 import pytest
 import torch
@@ -196,3 +197,22 @@ def test_a_conv_goes_as_a_channels_last_input_and_the_kernels_after_it_stay(pool
     assert ev.test(small) == REPRODUCES
     (x, *_) = [t for t in graph_inputs(small, values) if t.dim() == 4]
     assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+
+
+def test_the_first_reproducing_candidate_does_not_wait_for_those_after_it(pool, tmp_path):
+    """A window's answer is its first reproducing candidate in order: once every one before it
+    has answered, those after it are not waited for (a device-side assert's longer prefix took
+    6.5 s on the H100 where the shorter one that decided took 1 s). Their answers, once in, still
+    fill the cache and count as compiles."""
+    gm, values = _case(_model, [torch.randn(8, 64), torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
+    ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+    ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])  # answered: in the cache now
+    later = _without(gm, "cos", values)
+    assert ev.first_reproducing([gm, later]) == 0
+    key = ev.job(later).key()
+    assert key in ev.inflight and key not in ev.cache  # sent to a worker, not waited for
+    ev.inflight[key].result(timeout=300)
+    deadline = time.monotonic() + 30
+    while key not in ev.cache and time.monotonic() < deadline:  # recorded by the future's callback
+        time.sleep(0.05)
+    assert key in ev.cache and key not in ev.inflight and ev.compiles == 2

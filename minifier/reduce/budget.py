@@ -44,7 +44,7 @@ class Guarded:
     """Wraps an Evaluator: charges compiles to the budget, stops when it runs out, and keeps
     the best (lowest-score) reproducing candidate it has seen.
 
-    Passes see only the methods defined here (`outcomes`, `test`, `test_many`), each checked
+    Passes see only the methods defined here (`outcomes`, `test`, `test_many`, `first_reproducing`), each checked
     against the budget and charged for what it compiles. Anything else a pass asks for fails at
     once: an evaluator method forwarded unguarded would spend compiles no budget sees, so a new
     one is added here, with its accounting, or not used by passes."""
@@ -55,9 +55,9 @@ class Guarded:
         self.best, self.best_score = start, score(start)
 
     def __getattr__(self, name):
-        raise AttributeError(f"Guarded evaluator has no {name!r}: reduction passes may use only outcomes, test "
-                             f"and test_many (each charged to the budget); add {name!r} to Guarded with its "
-                             "accounting to use it")
+        raise AttributeError(f"Guarded evaluator has no {name!r}: reduction passes may use only outcomes, test, "
+                             f"test_many and first_reproducing (each charged to the budget); add {name!r} to "
+                             "Guarded with its accounting to use it")
 
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None) -> list[dict]:
         if 1 < len(gms) and self.budget.left() < len(gms):
@@ -71,6 +71,21 @@ class Guarded:
 
     def test(self, gm: fx.GraphModule) -> str:
         return self.test_many([gm])[0]
+
+    def first_reproducing(self, gms: list[fx.GraphModule]) -> int | None:
+        """Index of the first of `gms` that reproduces, without waiting for those after it
+        (Evaluator.first_reproducing); one at a time near the end of the budget."""
+        if self.budget.left() < len(gms):
+            return next((i for i, v in enumerate(self.test_many(gms)) if v == REPRODUCES), None)
+        self.budget.check()
+        before = self.ev.compiles
+        try:
+            hit = self.ev.first_reproducing(gms)
+        finally:
+            self.budget.spent += self.ev.compiles - before
+        if hit is not None and (s := self.score(gms[hit])) < self.best_score:
+            self.best, self.best_score = gms[hit], s
+        return hit
 
     def test_many(self, gms: list[fx.GraphModule]) -> list[str]:
         """Verdicts in order. Near the end of the budget, candidates go one at a time and the

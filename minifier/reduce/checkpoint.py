@@ -84,7 +84,7 @@ class Checkpoint:
         e.g. after Ctrl-C, when the answers in flight may come from workers killed by it)."""
         data = self.read() or {"values": self.values_key, "best": {}, "answers": {}}
         if cache is not None:
-            data["answers"] = cache
+            data["answers"] = dict(cache)  # a copy: answers nobody waits for still arrive on the pool's threads
         data["best"][signature] = {"source": module_source(best), "inputs": [input_ref(p) for p in placeholders(best)],
                                    "stopped": stopped}
         tmp = self.path.with_suffix(".tmp")

@@ -22,10 +22,9 @@ def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int
         chunk = subsets[start:start + window]
         graphs = [build(s) for s in chunk]
         usable = [(i, g) for i, g in enumerate(graphs) if g is not None]
-        verdicts = ev.test_many([g for _, g in usable]) if usable else []
-        for (i, _), verdict in zip(usable, verdicts):
-            if verdict == REPRODUCES:
-                return start + i
+        hit = ev.first_reproducing([g for _, g in usable]) if usable else None
+        if hit is not None:
+            return start + usable[hit][0]
     return None
 
 

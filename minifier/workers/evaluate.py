@@ -185,8 +185,27 @@ class Evaluator:
             if future.cancel():
                 self.inflight.pop(key, None)
             else:
-                future.add_done_callback(lambda f, key=key: self._record(key, f.result())
-                                         if self.inflight.pop(key, None) is not None else None)
+                self._record_when_done(key)
+
+    def _record_when_done(self, key: str) -> None:
+        """Record the answer of a job nobody waits for once it comes (unless someone took it first)."""
+        future = self.inflight.get(key)
+        if future is not None:
+            future.add_done_callback(lambda f, key=key: self._record(key, f.result())
+                                     if self.inflight.pop(key, None) is not None else None)
+
+    def first_reproducing(self, gms: list[fx.GraphModule]) -> int | None:
+        """Index of the first of `gms` that reproduces, all sent to the workers at once. It is
+        known once every one before it has answered, so those after it are not waited for: a
+        slow one (a prefix that builds many kernels) no longer holds up the search; they finish
+        on their workers and their answers fill the cache."""
+        keys = self._submit(self._jobs([(gm, None, 0) for gm in gms]))
+        for i, gm in enumerate(gms):
+            if self.verdict(self._answers([(gm, None, 0)])[0], gm) == REPRODUCES:
+                for key in keys[i + 1:]:
+                    self._record_when_done(key)
+                return i
+        return None
 
     def _jobs(self, questions: list[tuple]) -> list[tuple[fx.GraphModule, Job]]:
         """Each (graph, stage, repeat[, how]) question as its graph and its one Job."""
