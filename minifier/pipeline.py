@@ -40,8 +40,9 @@ from repro.verify import PrewarmedSupply
 
 
 READY_PROBES = {"cuda": 2, "cpu": 1}  # blame's baseline, its script-config probe; a GPU repro's C++ probe
-# A device-side assert's blame runs each experiment in a fresh process, its first four side by side
-ISOLATED_PROBES = 3
+# A device-side assert's blame runs each experiment in a fresh process: its baseline, the script's
+# config reverted and the four it asks next, side by side (with three, one waited 5 s on the H100)
+ISOLATED_PROBES = 4
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
