@@ -44,10 +44,11 @@ class Guarded:
     """Wraps an Evaluator: charges compiles to the budget, stops when it runs out, and keeps
     the best (lowest-score) reproducing candidate it has seen.
 
-    Passes see only the methods defined here (`outcomes`, `test`, `test_many`, `first_reproducing`), each checked
-    against the budget and charged for what it compiles. Anything else a pass asks for fails at
-    once: an evaluator method forwarded unguarded would spend compiles no budget sees, so a new
-    one is added here, with its accounting, or not used by passes."""
+    Passes see only the methods defined here (`outcomes`, `test`, `test_many`,
+    `first_reproducing`), each checked against the budget and charged for what it compiles.
+    Anything else a pass asks for fails at once: an evaluator method forwarded unguarded would
+    spend compiles no budget sees, so a new one is added here, with its accounting, or not used
+    by passes."""
 
     def __init__(self, ev: Evaluator, budget: Budget, score: Callable[[fx.GraphModule], tuple],
                  start: fx.GraphModule):
