@@ -90,13 +90,12 @@ def test_nan_in_eager_is_not_a_compiler_bug(tmp_path):
     assert report["status"] == "nothing_failed"
 
 
-@pytest.mark.slow
-def test_one_bug_repeated_in_every_layer_is_confirmed_once(tmp_path):
-    """Three blocks, one mis-generated relu each: one bug, and once it is reduced every relu is
-    masked at once, so the graph is confirmed once, not once per relu ("same bug" rounds)."""
-    proc, report = _minify(tmp_path, """\
+def _relu_in_three_blocks(tmp_path, knob: str) -> list[dict]:
+    """minify on three blocks whose relu each carries Inductor's relu bug of kind `knob`: one
+    bug, relu, verified; the run's timeline."""
+    proc, report = _minify(tmp_path, f"""\
         import torch
-        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "{knob}"
         def f(x):
             for _ in range(3):
                 x = torch.relu(x.sin() * 2) + x.cos()
@@ -105,8 +104,18 @@ def test_one_bug_repeated_in_every_layer_is_confirmed_once(tmp_path):
         """)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["verified"]
-    timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
-    confirmations = [j for j in timeline if j["op"] == "check" and j["stage"] == "inductor" and j["runs"] == 3]
+    return json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
+
+
+def _checks(timeline: list[dict], stage: str, runs: int | None = None) -> list[dict]:
+    return [j for j in timeline if j["op"] == "check" and j["stage"] == stage and runs in (None, j["runs"])]
+
+
+@pytest.mark.slow
+def test_one_bug_repeated_in_every_layer_is_confirmed_once(tmp_path):
+    """Three blocks, one mis-generated relu each: one bug, and once it is reduced every relu is
+    masked at once, so the graph is confirmed once, not once per relu ("same bug" rounds)."""
+    confirmations = _checks(_relu_in_three_blocks(tmp_path, "accuracy"), "inductor", runs=3)
     assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
 
 
@@ -115,19 +124,8 @@ def test_the_same_compile_error_after_masking_is_not_confirmed_again(tmp_path):
     """Three blocks, the relu of each fails to compile: no culprit node to mask them all, so
     after the first is reduced the graph fails again, with the same signature: that is the bug
     found, said at once, without its replays and stage checks."""
-    proc, report = _minify(tmp_path, """\
-        import torch
-        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
-        def f(x):
-            for _ in range(3):
-                x = torch.relu(x.sin() * 2) + x.cos()
-            return x
-        torch.compile(f)(torch.randn(64))
-        """)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["verified"]
-    timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
-    confirmations = [j for j in timeline if j["op"] == "check" and j["stage"] == "inductor" and j["runs"] == 3]
+    timeline = _relu_in_three_blocks(tmp_path, "compile_error")
+    confirmations = _checks(timeline, "inductor", runs=3)
     assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
-    eager_checks = [j for j in timeline if j["op"] == "check" and j["stage"] == "eager"]
+    eager_checks = _checks(timeline, "eager")
     assert len(eager_checks) == 1, [(j["source_lines"], j["status"]) for j in eager_checks]
