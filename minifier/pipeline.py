@@ -54,9 +54,10 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
                       prestarted=launched.workers)
     # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a
     # pre-started interpreter waits to run it.
-    verifiers = None if not opts.verify else ForkedRuns(zygote) if zygote else launched.verifiers or PrewarmedSupply()
+    warm = zygote is not None and not zygote.cold
+    verifiers = None if not opts.verify else ForkedRuns(zygote) if warm else launched.verifiers or PrewarmedSupply()
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
-    probes = ReadyProbes(READY_PROBES) if opts.blame and zygote is None and cuda_machine() else None
+    probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and not warm and cuda_machine() else None
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     try:
         return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes))

@@ -15,7 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import IO
 
-from minifier.blame.probe_worker import start_process
+from minifier.blame.probe_worker import ROOT, start_process
+from minifier.workers.zygote import fork_module
 
 
 @dataclass
@@ -27,17 +28,23 @@ class ReadyChild:
     device: str
 
 
-def start_ready(device: str) -> ReadyChild:
+def start_ready(device: str, zygote=None) -> ReadyChild:
+    """Forked from `zygote` (a CUDA build's, which only imports) once it is ready to fork: it
+    pays no `import torch`, beside workers replaced after a device assert. Else a fresh process:
+    the first probes start while the zygote is still being born."""
     log = tempfile.TemporaryFile(mode="w+")
-    return ReadyChild(start_process(["--ready", device], log), log, device)
+    forked = fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, ["--ready", device], text=True) \
+        if zygote is not None and zygote.ready and not zygote.dead else None
+    return ReadyChild(forked or start_process(["--ready", device], log), log, device)
 
 
 class ReadyProbes:
     """Warm probe processes by device (`counts`: how many to keep ready of each)."""
 
-    def __init__(self, counts: dict[str, int]):
+    def __init__(self, counts: dict[str, int], zygote=None):
         self.lock = threading.Lock()
         self.closed = False
+        self.zygote = zygote
         self.ready = {device: [start_ready(device) for _ in range(n)] for device, n in counts.items()}
 
     def take(self, device: str) -> ReadyChild | None:
@@ -50,7 +57,7 @@ class ReadyProbes:
             waiting = self.ready[device]
             while waiting:
                 child = waiting.pop(0)
-                waiting.append(start_ready(device))
+                waiting.append(start_ready(device, self.zygote))
                 if child.proc.poll() is None:
                     return child
                 child.log.close()
@@ -60,7 +67,7 @@ class ReadyProbes:
         """Keep `n` more ready for `device` from now on (each taken one is replaced)."""
         with self.lock:
             if not self.closed:
-                self.ready.setdefault(device, []).extend(start_ready(device) for _ in range(n))
+                self.ready.setdefault(device, []).extend(start_ready(device, self.zygote) for _ in range(n))
 
     def close(self) -> None:
         """Kill the processes nobody took."""

@@ -3,8 +3,8 @@
 The capture (the user's script under the recording backend) and the zygote (torch's start-up,
 paid once for every worker) are separate processes that do not need torch in this one, so
 they start before this process imports torch and the rest of minify (about 2.5 s); where no
-zygote can fork the workers (a CUDA build), the workers and the interpreter that will run
-repro.py start here. Nothing here imports torch.
+zygote can fork warm workers (a CUDA build, whose zygote only imports), the workers and the
+interpreter that will run repro.py start here. Nothing here imports torch.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
-from minifier.workers.zygote import Zygote, supported as zygote_supported
+from minifier.workers.zygote import Zygote, fork_mode
 from repro.verify import PrewarmedSupply
 
 
@@ -213,14 +213,14 @@ def launch(opts: Options) -> Launched:
         (work / "logs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _cannot_write(out, exc) from None
-    forked = zygote_supported()
+    mode = fork_mode()
+    forked = mode == "warm"  # the workers are forked warm; on a CUDA build ('cold') only their replacements
     bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
-    zygote = Zygote(work / "logs" / "zygote.log", hosted=True) if forked else None
+    zygote = Zygote(work / "logs" / "zygote.log", hosted=True, cold=mode == "cold") if mode else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
                             CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
-    # Without a zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
+    # Without a warm zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
     # begun now, beside the capture, not after this process has imported torch itself.
-    workers = [] if zygote is not None else \
-        [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
-    verifiers = PrewarmedSupply() if zygote is None and opts.verify else None
+    workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
+    verifiers = PrewarmedSupply() if not forked and opts.verify else None
     return Launched(start, out, work, capture, zygote, workers, verifiers, bytecode)

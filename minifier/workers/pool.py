@@ -32,11 +32,15 @@ def module_command(module: str) -> list[str]:
 
 class Worker:
     def __init__(self, log_path: Path, zygote: Zygote | None = None):
-        """Forked from `zygote` when there is one (already warm), else a fresh `python -m`."""
+        """Forked from `zygote` when there is one (warm, or cold: it starts CUDA and compiles once
+        itself), else a fresh `python -m`."""
         self.log = open(log_path, "ab")
-        self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, ["--forked"]) or \
-            subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
+        forked = [] if zygote is None or zygote.cold else ["--forked"]  # its zygote compiled once already
+        self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, forked)
+        self.log.write(b"" if self.proc is None else f"forked from the {zygote.mode} zygote\n".encode())
+        self.log.flush()
+        self.proc = self.proc or subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
+                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
 

@@ -10,9 +10,12 @@ that has compiled that function: it shares no state with minify or with other ca
 The capture hosts it: the capture's process imports torch, then forks the zygote, which
 lowers its priority and warms up while the capture runs the script. Both pay one import.
 
-Only on CPU builds of torch: a process that touched CUDA cannot be forked safely, and on a
-CUDA build we cannot be sure Inductor's start-up leaves CUDA alone. Elsewhere, and whenever
-the zygote cannot start, callers fall back to plain subprocesses.
+On CPU builds of torch it warms up with a compile ('warm'). A process that touched CUDA
+cannot be forked safely, and on the H100 a CPU compile did start CUDA; so on a CUDA build the
+zygote only imports ('cold'), checks that CUDA is not started, and proves a first child can
+start it before it says ready. Its children start CUDA and compile once themselves (about 1 s
+on the H100, where a fresh worker took 5 to 7 s): it replaces the workers a device-side
+assert ends. Wherever the zygote cannot start, callers fall back to plain subprocesses.
 
 Protocol: a SOCK_SEQPACKET socket pair. The parent sends one JSON request per child with
 the child's stdin, stdout and stderr as passed file descriptors; the zygote answers with the
@@ -41,10 +44,24 @@ NICENESS = 10
 
 
 def supported() -> bool:
-    """Forking after torch's start-up is safe only where CUDA cannot be involved: a CPU build
-    of torch. Read from torch/version.py, so that asking does not cost an `import torch`."""
+    """A zygote that warms up with a compile: a CPU build of torch, where CUDA cannot be involved."""
+    return fork_mode() == "warm"
+
+
+def fork_mode() -> str | None:
+    """'warm' on a CPU build of torch, 'cold' on a CUDA or ROCm build (MINIFY_ZYGOTE=cold asks
+    for it on any build), None where no zygote runs (MINIFY_NO_ZYGOTE, no fd passing). Read from
+    torch/version.py, so that asking does not cost an `import torch`."""
     if os.environ.get("MINIFY_NO_ZYGOTE") or not hasattr(socket, "send_fds") or sys.platform != "linux":
-        return False
+        return None
+    if os.environ.get("MINIFY_ZYGOTE") == "cold":
+        return "cold"
+    cpu = _cpu_build()
+    return None if cpu is None else "warm" if cpu else "cold"
+
+
+def _cpu_build() -> bool | None:
+    """Whether the torch installed is a CPU build (None: no torch/version.py to tell)."""
     import importlib.util
     import re
 
@@ -53,7 +70,7 @@ def supported() -> bool:
     try:
         text = version.read_text()
     except (OSError, AttributeError):
-        return False
+        return None
     builds = {name: re.search(rf"^{name}\b[^=\n]*=\s*(.+)$", text, re.M) for name in ("cuda", "hip")}
     return all(found is not None and found.group(1).strip() == "None" for found in builds.values())
 
@@ -61,10 +78,12 @@ def supported() -> bool:
 class Zygote:
     """The parent's side: start the zygote, ask it for children, learn how they ended."""
 
-    def __init__(self, log_path: Path, hosted: bool = False):
+    def __init__(self, log_path: Path, hosted: bool = False, cold: bool = False):
         """Start the zygote, or with `hosted` leave that to the process whose command
-        `host_command` makes (see HOSTED_BOOT): it shares that process's start-up."""
+        `host_command` makes (see HOSTED_BOOT): it shares that process's start-up. `cold`:
+        it only imports (a CUDA build), and its children warm up themselves."""
         self.log_path = log_path
+        self.cold = cold
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = ours
         self.proc = None
@@ -72,7 +91,7 @@ class Zygote:
         self.theirs: socket.socket | None = theirs if hosted else None
         if not hosted:
             with open(log_path, "ab") as log:
-                self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS)],
+                self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS), self.mode],
                                              pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                              stdout=log, stderr=log, cwd=str(log_path.parent))
             theirs.close()
@@ -91,7 +110,11 @@ class Zygote:
         assert self.theirs is not None and command[1] == "-c"
         fd = self.theirs.fileno()
         return [command[0], "-c", HOSTED_BOOT + command[2], str(fd), str(self.log_path), str(NICENESS),
-                *command[3:]], (fd,)
+                self.mode, *command[3:]], (fd,)
+
+    @property
+    def mode(self) -> str:
+        return "cold" if self.cold else "warm"
 
     def hosted_started(self) -> None:
         """The host has its end of the socket (or never will): drop ours, so that the zygote's

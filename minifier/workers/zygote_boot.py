@@ -2,8 +2,8 @@
 process that hosts the zygote (HOSTED_BOOT). Text, not code of this package: it runs in a process
 of its own and imports nothing of minify's."""
 
-# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2]); it imports
-# nothing of minify's.
+# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2], 'warm' or 'cold'
+# in argv[3]); it imports nothing of minify's.
 BOOT = r"""
 import json, os, select, socket, sys, time, traceback
 started = time.time()
@@ -13,23 +13,66 @@ os.nice(int(sys.argv[2]))
 import torch
 import torch._functorch.config as functorch_config
 import torch._inductor.config as inductor_config
-saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
-inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
-inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
-functorch_config.enable_autograd_cache = False
 
 
 def toy(x, w):  # a matmul, a decomposition, a reduction, a pointwise op: one small kernel to build
     return torch.relu(torch.nn.functional.linear(x, w)).sum(-1)
 
 
-try:
-    torch.compile(toy)(torch.randn(8, 8), torch.randn(8, 8))
-except Exception:
-    traceback.print_exc()
-torch._dynamo.reset()
-inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache = saved
-print(f"warmed up in {time.time() - started:.1f} s", flush=True)
+def warm_up():  # a CPU build: compile once here, so that no child pays it
+    saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
+    inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
+    inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
+    functorch_config.enable_autograd_cache = False
+    try:
+        torch.compile(toy)(torch.randn(8, 8), torch.randn(8, 8))
+    except Exception:
+        traceback.print_exc()
+    torch._dynamo.reset()
+    inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache = saved
+
+
+def nvml_checks(on):  # Inductor asks torch.cuda.is_available() at import (runtime/benchmarking.py):
+    # through NVML that starts no CUDA, so the process can still fork; off again for the children
+    if on and 'PYTORCH_NVML_BASED_CUDA_CHECK' not in os.environ:
+        os.environ['PYTORCH_NVML_BASED_CUDA_CHECK'] = os.environ['MINIFY_SET_NVML'] = '1'
+    elif not on and os.environ.pop('MINIFY_SET_NVML', None):
+        del os.environ['PYTORCH_NVML_BASED_CUDA_CHECK']
+
+
+def prove_cold():  # a CUDA build: no compile here (on the H100 a CPU compile started CUDA), only
+    # imports; then a first child must start CUDA, or no child is forked at all
+    nvml_checks(True)
+    import torch._dynamo, torch._inductor.compile_fx  # noqa: F401, E401
+    try:
+        import torch._inductor.codegen.triton  # noqa: F401
+    except ImportError:
+        pass
+    nvml_checks(False)
+    if torch.cuda.is_initialized():
+        refuse("CUDA was started before the zygote forked: no child could use it")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if torch.cuda.is_available():
+                torch.ones(1, device='cuda').add_(1)
+                torch.cuda.synchronize()
+        except BaseException:
+            traceback.print_exc()
+            os._exit(1)
+        os._exit(0)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code != 0:
+        refuse(f"a forked child could not start CUDA (exit {code})")
+
+
+def refuse(why):  # the socket closes with us: callers start plain subprocesses instead
+    print(why, flush=True)
+    os._exit(1)
+
+
+prove_cold() if sys.argv[3:4] == ['cold'] else warm_up()
+print(f"warmed up ({sys.argv[3:4]}) in {time.time() - started:.1f} s", flush=True)
 
 
 def child(request):
@@ -106,11 +149,13 @@ os._exit(0)  # no teardown of torch: nothing here needs it
 
 # The start of a process that hosts the zygote (the capture: see Zygote.host_command). It imports what
 # both need, then forks the zygote, which renices itself and warms up while the host goes on at
-# full priority with the code that follows (argv[1:4]: socket fd, zygote log, niceness).
+# full priority with the code that follows (argv[1:5]: socket fd, zygote log, niceness, mode).
 HOSTED_BOOT = f"""
 import os, sys
-_fd, _log, _nice = sys.argv[1:4]
-del sys.argv[1:4]
+_fd, _log, _nice, _mode = sys.argv[1:5]
+del sys.argv[1:5]
+if _mode == "cold" and "PYTORCH_NVML_BASED_CUDA_CHECK" not in os.environ:  # see BOOT's nvml_checks
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = os.environ["MINIFY_SET_NVML"] = "1"
 import torch
 import torch._dynamo
 import torch._inductor.compile_fx
@@ -120,11 +165,13 @@ if os.fork() == 0:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(_out, 1)
     os.dup2(_out, 2)
-    sys.argv = ["minify-zygote", _fd, _nice]
+    sys.argv = ["minify-zygote", _fd, _nice, _mode]
     try:
         exec(compile({BOOT!r}, "<minify-zygote>", "exec"), {{"__name__": "__main__"}})
     finally:
         os._exit(0)
 os.close(int(_fd))
-del _fd, _log, _nice
+if os.environ.pop("MINIFY_SET_NVML", None):
+    del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]
+del _fd, _log, _nice, _mode
 """
