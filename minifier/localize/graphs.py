@@ -39,10 +39,11 @@ def stage_verdicts(ev: Evaluator, gm: fx.GraphModule, tries: int = 1) -> dict[st
 
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
-    generated them already if it ran on `gm`; else one worker job generates them."""
+    generated them already if it ran on `gm`; else one worker job generates them (asked ahead
+    of time once the bug was reduced: minifier.reduce.bugs)."""
     answer = ev.cached(divergence_question(gm)) or {}
     if "kernels" not in answer:
-        answer = ev.pool.run(ev.job(gm, stage="inductor", op="kernels").to_dict())
+        answer = ev.kernels(gm)
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
     return answer["kernels"], None

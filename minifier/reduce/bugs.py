@@ -23,7 +23,8 @@ from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
+from minifier.workers.evaluate import Evaluator, divergence_question, kernels_question, repeats_question, stuck_after
+from minifier.workers.worker import cuda_context_poisoned
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
 from minifier.reduce.passes import Context
@@ -80,7 +81,15 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
         checks.append(divergence_question(gm, known_kernels, known_metrics))
     checks.append(repeats_question(gm, tries))
+    if ends_its_process(signature):  # each further try in a process of its own: all asked at once
+        checks += [(gm, None, r, {}) for r in range(1, tries)]
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+
+
+def ends_its_process(signature: str) -> bool:
+    """A crash, a hang or a device-side assert: the try's worker is gone (or its CUDA context),
+    so the next try runs in another, as a job of its own (Evaluator.repeats)."""
+    return signature.startswith(("crash@", "hang@")) or cuda_context_poisoned({"status": "fail", "signature": signature})
 
 
 @dataclass
@@ -111,12 +120,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
     returns for its first check: kept, they would change the masked graph's kernels)."""
     bugs: list[Bug] = []
     masked: set[str] = set()
+    kernels_later: list[tuple] = []  # what localization asks of the reduced bugs: behind the masked graph's check
     for _ in range(MAX_BUGS_PER_GRAPH):
         current = rebuild(gm, cut=masked, values=values, outputs=outputs) if masked else gm
         if not op_names(current):
             break
         ev = ev.for_bug("inductor", first_signature)
         if masked:
+            ev.prefetch([(current, None, 0)] + kernels_later)
             answer = ev.outcomes([current])[0]
             if answer.get("status") != "fail":
                 break
@@ -148,6 +159,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
+        kernels_later = [kernels_question(g) for g in [bug.small] + [gm] * (len(bugs) == 1) if g is not None]
         masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
 

@@ -155,6 +155,11 @@ class Evaluator:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
         return self._answers([divergence_question(gm)])[0]
 
+    def kernels(self, gm: fx.GraphModule) -> dict:
+        """Inductor's code and kernels for `gm` (a kernels job: code generated, nothing built or
+        run), taken from a prefetch of `kernels_question(gm)` when there was one."""
+        return self._answers([kernels_question(gm)])[0]
+
     def cached(self, question: tuple) -> dict | None:
         """The answer to a (graph, stage, repeat[, how]) question if it was already asked, else None:
         for work that can reuse another question's answer (localization reads the kernels a
@@ -244,7 +249,7 @@ class Evaluator:
         if answer.get("kind") not in NO_COMPILE_KINDS:
             counters.compiles += answer.get("compiles", 1)
         self.cache[key] = answer
-        if answer.get("kind") != "hang":
+        if answer.get("kind") != "hang" and answer.get("compiles", 1):  # a kernels job sets no time limit
             counters.slowest = max(counters.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
         counters.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
                          "seconds": round(answer.get("seconds", 0.0), 3)})
@@ -274,6 +279,11 @@ def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, j
     no run after one that passes (Job.until_pass)."""
     return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
                          **({"judged_outputs": judged} if judged else {}), **({"until_pass": True} if until_pass else {})}
+
+
+def kernels_question(gm: fx.GraphModule) -> tuple:
+    """The question `Evaluator.kernels` asks, for `prefetch`."""
+    return gm, "inductor", 0, {"op": "kernels"}
 
 
 def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None,

@@ -109,7 +109,7 @@ def run_kernels(job: Job, values: CaseValues) -> dict:
     modes = graph_modes(job.context or {}, spec.grad_enabled, inputs)
     with inject.injected(*injections), fresh_compile_state(spec), modes:
         code, found = kernels.generated_code(module_from_source(job.source), inputs, spec)
-    return {"status": "ok", "code": code, "kernels": [k.to_dict() for k in found]}
+    return {"status": "ok", "code": code, "kernels": [k.to_dict() for k in found], "compiles": 0}  # nothing built
 
 
 def run_divergence(job: Job, values: CaseValues) -> dict:

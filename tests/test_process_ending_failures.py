@@ -1,0 +1,57 @@
+"""Failures that end the process they happen in: a crash here, a device-side assert on the GPU.
+
+Every try of such a failure needs a process of its own, so the confirmation asks all of its tries
+at once. A CUDA build's zygote only imports (on the H100 a CPU compile started CUDA, and a process
+that started CUDA cannot fork): the workers launch starts beside the capture stay fresh
+interpreters, and those that replace a worker a failure ended are forked from it, paying no
+`import torch`. MINIFY_ZYGOTE=cold takes that path on this CPU build. And what localization asks
+of the reduced bug (its kernels) is asked as soon as it is reduced, behind the next check."""
+import json
+import os
+
+import pytest
+
+from conftest import CORPUS, run_minify
+
+
+@pytest.fixture(scope="module")
+def crashed(tmp_path_factory):
+    """One run of a case whose kernel aborts the process (SIGABRT), with a cold zygote."""
+    tmp = tmp_path_factory.mktemp("crash")
+    out = tmp / "out"
+    os.environ["MINIFY_ZYGOTE"] = "cold"
+    try:
+        done = run_minify([str(CORPUS / "log1p_crash_strided_scalar.py"), "-o", str(out), "-q", "-j", "2",
+                           "--no-blame"], cwd=tmp)
+    finally:
+        del os.environ["MINIFY_ZYGOTE"]
+    return done, out
+
+
+def _report(crashed) -> dict:
+    done, out = crashed
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.slow
+def test_workers_a_crash_ends_are_replaced_from_the_cold_zygote(crashed):
+    report, logs = _report(crashed), crashed[1] / "work" / "logs"
+    assert report["ops"] == ["log1p"] and report["verified"] is True and report["worker_restarts"] > 0, report
+    assert "warmed up (['cold'])" in (logs / "zygote.log").read_text()
+    first = [logs / "worker-0.log", logs / "worker-1.log"]  # started by launch, beside the capture
+    assert not any(log.read_text().startswith("forked") for log in first)
+    later = [log for log in logs.glob("worker-*.log") if log not in first]
+    assert later and all(log.read_text().startswith("forked from the cold zygote") for log in later), later
+
+
+@pytest.mark.slow
+def test_the_tries_of_a_crash_are_asked_at_once_and_its_kernels_before_localization(crashed):
+    _report(crashed)
+    timeline = json.loads((crashed[1] / "work" / "timeline.json").read_text())
+    tries = [row for row in timeline if row["op"] == "check" and row["stage"] == "inductor"][:3]
+    assert [row["runs"] for row in tries] == [3, 1, 1], tries  # one job, then a fresh worker per try
+    assert max(row["queued"] for row in tries) - tries[0]["queued"] < 0.1, tries
+    kernels = [row for row in timeline if row["op"] == "kernels"]
+    checks = [row for row in timeline if row["op"] == "check"]
+    assert kernels and all(any(abs(k["queued"] - c["queued"]) < 0.1 for c in checks) for k in kernels), timeline
