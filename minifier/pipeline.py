@@ -24,7 +24,7 @@ from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces
+from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
@@ -104,6 +104,8 @@ def _finish_capture(session: Session) -> Capture:
     session.phases.add("capture", capture.seconds)
     session.pool.timeout = first_check_limit(session.pool.timeout, capture.seconds, session.opts.timeout)
     session.ui.capture_done(capture)
+    if any(g.failure and ends_its_process(g.failure.get("signature") or "") for g in capture.graphs):
+        session.pool.keep_spares()
     if session.probes is not None and any(g.failure and cuda_context_poisoned({"status": "fail", **g.failure})
                                           for g in capture.graphs):
         session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs

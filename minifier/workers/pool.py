@@ -43,6 +43,8 @@ class Worker:
                                                   stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
+        self.born, self.name = time.time(), log_path.stem
+        self.warm_answer: dict | None = None  # the warmup's answer, once read
 
     def warm(self) -> "Worker":
         """Start warming up now, without waiting: a spare is ready by the time it is needed."""
@@ -58,10 +60,18 @@ class Worker:
         died or hung warming up."""
         self.warming = False
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        answer = read_message(self.proc.stdout) if ready else None
+        answer = self.warm_answer = read_message(self.proc.stdout) if ready else None
         if answer is None:
             self.kill()
         return answer
+
+    def warmup_row(self, born: float) -> dict | None:
+        """The timeline row of this worker's start (`born`: the pool's time.time() at its birth):
+        from its process's start to ready, where it said when."""
+        at = (self.warm_answer or {}).get("ready_at")
+        return None if at is None else {"op": "warmup", "worker": self.name, "queued": round(self.born - born, 2),
+                                        "start": round(self.born - born, 2), "seconds": round(at - self.born, 2),
+                                        "status": "ready"}
 
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
@@ -149,6 +159,7 @@ class WorkerPool:
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.restarts = 0
         self.born = time.perf_counter()
+        self.born_wall = time.time()  # what workers' warmup rows are measured from
         self.timeline: list[dict] = []  # per job: what, when asked, when started, how long (seconds since birth)
         self.lock = threading.Lock()
         self.spares: list[Worker] = []  # warming, once a worker has died
@@ -171,6 +182,8 @@ class WorkerPool:
         answer = worker.warmed(self.timeout) if worker.warming else worker.ask({"op": "warmup"}, self.timeout)
         if not self._track(worker, False):
             return None
+        worker.warm_answer = worker.warm_answer or answer
+        self._note_warmup(worker)
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.close()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
@@ -202,7 +215,10 @@ class WorkerPool:
         start = time.perf_counter()
         answer = None
         try:
+            fresh = worker.warming
             answer = worker.ask(job, job.get("timeout", self.timeout))
+            if fresh:
+                self._note_warmup(worker)
         finally:
             if answer_retires(answer):
                 worker.kill()  # its CUDA context is spoiled; its own exit can take seconds
@@ -213,6 +229,19 @@ class WorkerPool:
         answer.setdefault("wall", time.perf_counter() - start)
         self.timeline.append(_timeline_row(job, answer, queued - self.born, start - self.born))
         return answer
+
+    def keep_spares(self) -> None:
+        """Start the spares now: the capture saw a failure that ends its process, so the first
+        checks will end workers (their confirmation tries, all at once), and a spare warming
+        since the capture ended is ready sooner (on the H100 a forked one takes 2 to 3.5 s)."""
+        with self.lock:
+            while len(self.spares) < self.size and not self.closing:
+                self.spares.append(self._start(f"early-spare{len(self.spares)}").warm())
+
+    def _note_warmup(self, worker: Worker) -> None:
+        row = worker.warmup_row(self.born_wall)
+        if row is not None:
+            self.timeline.append(row)
 
     def _replacement(self) -> Worker:
         """A worker in place of one that died: a spare warmed since an earlier death, if any,

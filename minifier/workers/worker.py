@@ -168,7 +168,7 @@ def warm_up() -> dict:
         # imports torch), longer than the capture it should hide behind; a Triton one, 2 s.
         torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
         torch._dynamo.reset()
-    return {"status": "ready", "device": device}
+    return {"status": "ready", "device": device, "ready_at": time.time()}
 
 
 def main() -> None:

@@ -46,6 +46,8 @@ def prove_cold():  # a CUDA build: no compile here (on the H100 a CPU compile st
     import torch._dynamo, torch._inductor.compile_fx  # noqa: F401, E401
     try:
         import torch._inductor.codegen.triton  # noqa: F401
+        from triton.runtime.cache import triton_key
+        triton_key()  # a hash of Triton's files, cached: 0.3 s of each child's first compile on the H100
     except ImportError:
         pass
     nvml_checks(False)
