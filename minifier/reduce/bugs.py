@@ -154,8 +154,9 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             masked |= same_label
             continue
         early = (lambda: ask_masked_early(gm, masked | same_label, values, ev, outputs)) if same_label else None
+        one_op = None if same_label else ask_masked_at_one_op(gm, masked, values, ev, outputs, first=not bugs)
         with search.phases.timed("reduction"):
-            ev = reduce_bug(bug, current, values, ev, search, early)
+            ev = reduce_bug(bug, current, values, ev, search, early, one_op)
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
@@ -207,6 +208,19 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
 def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
     """The nodes of `gm` that call the op `label` names and can be fed recorded values."""
     return {n.name for n in op_nodes(gm) if op_label(n) == label and isinstance(values.get(n.name), torch.Tensor)}
+
+
+def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
+                         outputs: list[str] | None, first: bool) -> Callable[[fx.GraphModule], None]:
+    """For a bug with no culprit node (a crash, an error, an assert): once its reduction keeps one
+    op, the graph's next question is known (does it still fail with that op fed its recorded
+    value?), and is asked beside the rest of the reduction (shapes, values), with the whole
+    graph's kernels that localization asks of the `first` bug."""
+    def ask(small: fx.GraphModule) -> None:
+        ask_masked_early(gm, masked | {name for name in op_names(small) if name in values}, values, ev, outputs)
+        if first:
+            ev.prefetch([kernels_question(gm)])
+    return ask
 
 
 def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
@@ -292,10 +306,12 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
 
 
 def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search: BugSearch,
-               meanwhile: Callable[[], None] | None = None) -> Evaluator:
+               meanwhile: Callable[[], None] | None = None,
+               at_one_op: Callable[[fx.GraphModule], None] | None = None) -> Evaluator:
     """Reduce the confirmed bug's graph into `bug.small`; returns the evaluator it reduced with
     (candidates checked on fake tensors first where they can model the graph). Its likely first
-    candidates are sent to the workers before `meanwhile` (work it may go on beside) is."""
+    candidates are sent to the workers before `meanwhile` (work it may go on beside) is;
+    `at_one_op` hears of the first graph kept with a single op."""
     say = search.say
     say(f"graph {bug.graph}: reducing {bug.ops_before} ops ({bug.kind} at {ev.stage}"
         f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
@@ -306,7 +322,13 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
         ev.prefetch([(candidate, None, 0) for candidate in likely_first(gm, ctx)])
     if meanwhile is not None:
         meanwhile()
-    bug.small = reduce_graph(gm, ev, ctx, progress=lambda name, g: say(f"  {name}: {len(op_names(g))} ops left"),
-                             budget=search.budget, resume=search.resume)
+    def progress(name: str, g: fx.GraphModule) -> None:
+        nonlocal at_one_op
+        say(f"  {name}: {len(op_names(g))} ops left")
+        if at_one_op is not None and len(op_names(g)) == 1:
+            at_one_op, tell = None, at_one_op
+            tell(g)
+
+    bug.small = reduce_graph(gm, ev, ctx, progress=progress, budget=search.budget, resume=search.resume)
     bug.notes.update(ctx.notes)
     return ev
