@@ -37,8 +37,9 @@ class Worker:
         self.log = open(log_path, "ab")
         forked = [] if zygote is None or zygote.cold else ["--forked"]  # its zygote compiled once already
         self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, forked)
-        self.log.write(b"" if self.proc is None else f"forked from the {zygote.mode} zygote\n".encode())
-        self.log.flush()
+        if self.proc is not None:
+            self.log.write(f"forked from the {zygote.mode} zygote\n".encode())
+            self.log.flush()
         self.proc = self.proc or subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
                                                   stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
         self.jobs = 0
