@@ -13,8 +13,8 @@ lowers its priority and warms up while the capture runs the script. Both pay one
 On CPU builds of torch it warms up with a compile ('warm'). A process that touched CUDA
 cannot be forked safely, and on the H100 a CPU compile did start CUDA; so on a CUDA build the
 zygote only imports ('cold'), checks that CUDA is not started, and proves a first child can
-start it before it says ready. Its children start CUDA and compile once themselves (about 1 s
-on the H100, where a fresh worker took 5 to 7 s): it replaces the workers a device-side
+start it before it says ready. Its children start CUDA and compile once themselves (1.5 to
+3 s on the H100, where a fresh worker took 5 to 7 s): it replaces the workers a device-side
 assert ends. Wherever the zygote cannot start, callers fall back to plain subprocesses.
 
 Protocol: a SOCK_SEQPACKET socket pair. The parent sends one JSON request per child with
@@ -91,8 +91,8 @@ class Zygote:
         self.theirs: socket.socket | None = theirs if hosted else None
         if not hosted:
             with open(log_path, "ab") as log:
-                self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS), self.mode],
-                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS),
+                                              self.mode], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                              stdout=log, stderr=log, cwd=str(log_path.parent))
             theirs.close()
         self.lock = threading.Lock()  # one request at a time
