@@ -160,7 +160,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
-        kernels_later = [kernels_question(g) for g in [bug.small] + [gm] * (len(bugs) == 1) if g is not None]
+        kernels_later = kernels_to_ask(ev, [bug.small] + [gm] * (len(bugs) == 1))
         masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
 
@@ -219,8 +219,15 @@ def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev:
     def ask(small: fx.GraphModule) -> None:
         ask_masked_early(gm, masked | {name for name in op_names(small) if name in values}, values, ev, outputs)
         if first:
-            ev.prefetch([kernels_question(gm)])
+            ev.prefetch(kernels_to_ask(ev, [gm]))
     return ask
+
+
+def kernels_to_ask(ev: Evaluator, gms: list[fx.GraphModule | None]) -> list[tuple]:
+    """The kernels jobs localization will ask of `gms` (minifier.localize.graphs.generated_kernels):
+    none for a graph whose divergence job generated its kernels already."""
+    return [kernels_question(g) for g in gms
+            if g is not None and "kernels" not in (ev.cached(divergence_question(g)) or {})]
 
 
 def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,

@@ -68,11 +68,15 @@ class Worker:
 
     def warmup_row(self, born: float) -> dict | None:
         """The timeline row of this worker's start (`born`: the pool's time.time() at its birth):
-        from its process's start to ready, where it said when."""
-        at = (self.warm_answer or {}).get("ready_at")
-        return None if at is None else {"op": "warmup", "worker": self.name, "queued": round(self.born - born, 2),
-                                        "start": round(self.born - born, 2), "seconds": round(at - self.born, 2),
-                                        "status": "ready"}
+        from its process's start to ready, where it said when. It has a job row's fields (no
+        stage, no graph), so that what reads the timeline reads it as one."""
+        answer = self.warm_answer or {}
+        if answer.get("ready_at") is None:
+            return None
+        since = round(self.born - born, 2)
+        return {"op": "warmup", "stage": None, "runs": 0, "source_lines": 0, "queued": since, "start": since,
+                "seconds": round(answer["ready_at"] - self.born, 2), "status": answer.get("status"), "kind": None,
+                "worker": self.name, **({"peak_mib": answer["peak_mib"]} if answer.get("peak_mib") else {})}
 
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
