@@ -104,10 +104,10 @@ def _finish_capture(session: Session) -> Capture:
     session.phases.add("capture", capture.seconds)
     session.pool.timeout = first_check_limit(session.pool.timeout, capture.seconds, session.opts.timeout)
     session.ui.capture_done(capture)
-    if any(g.failure and ends_its_process(g.failure.get("signature") or "") for g in capture.graphs):
+    failures = [g.failure for g in capture.graphs if g.failure]
+    if any(ends_its_process(f.get("signature") or "") for f in failures):
         session.pool.keep_spares()
-    if session.probes is not None and any(g.failure and cuda_context_poisoned({"status": "fail", **g.failure})
-                                          for g in capture.graphs):
+    if session.probes is not None and any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
         session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
 

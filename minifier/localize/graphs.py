@@ -19,7 +19,7 @@ from compiler.stages import STAGES
 from minifier.localize.capture_run import GraphRecord
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.graph_values import rows_by_replayed_name
-from minifier.workers.evaluate import REPRODUCES, Evaluator, divergence_question
+from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.reduce.delta import shortest_failing_prefix
 from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
 
@@ -39,11 +39,9 @@ def stage_verdicts(ev: Evaluator, gm: fx.GraphModule, tries: int = 1) -> dict[st
 
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
-    generated them already if it ran on `gm`; else one worker job generates them (asked ahead
-    of time once the bug was reduced: minifier.reduce.bugs)."""
-    answer = ev.cached(divergence_question(gm)) or {}
-    if "kernels" not in answer:
-        answer = ev.kernels(gm)
+    generated them already if it ran on `gm`; else one worker job generates them (sent ahead
+    once the bug was reduced: minifier.reduce.bugs)."""
+    answer = ev.kernels(gm)
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
     return answer["kernels"], None

@@ -23,7 +23,7 @@ from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import Evaluator, divergence_question, kernels_question, repeats_question, stuck_after
+from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
@@ -120,14 +120,15 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
     returns for its first check: kept, they would change the masked graph's kernels)."""
     bugs: list[Bug] = []
     masked: set[str] = set()
-    kernels_later: list[tuple] = []  # what localization asks of the reduced bugs: behind the masked graph's check
+    kernels_later: list = []  # the graphs whose kernels localization asks: sent behind the masked graph's check
     for _ in range(MAX_BUGS_PER_GRAPH):
         current = rebuild(gm, cut=masked, values=values, outputs=outputs) if masked else gm
         if not op_names(current):
             break
         ev = ev.for_bug("inductor", first_signature)
         if masked:
-            ev.prefetch([(current, None, 0)] + kernels_later)
+            ev.prefetch([(current, None, 0)])
+            ev.kernels_ahead(kernels_later)
             answer = ev.outcomes([current])[0]
             if answer.get("status") != "fail":
                 break
@@ -160,7 +161,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         search.known[bug.key(label)] = bug
         bugs.append(bug)
         search.on_reduced(bug, ev)
-        kernels_later = kernels_to_ask(ev, [bug.small] + [gm] * (len(bugs) == 1))
+        kernels_later = [bug.small] + [gm] * (len(bugs) == 1)
         masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
 
@@ -219,15 +220,8 @@ def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev:
     def ask(small: fx.GraphModule) -> None:
         ask_masked_early(gm, masked | {name for name in op_names(small) if name in values}, values, ev, outputs)
         if first:
-            ev.prefetch(kernels_to_ask(ev, [gm]))
+            ev.kernels_ahead([gm])
     return ask
-
-
-def kernels_to_ask(ev: Evaluator, gms: list[fx.GraphModule | None]) -> list[tuple]:
-    """The kernels jobs localization will ask of `gms` (minifier.localize.graphs.generated_kernels):
-    none for a graph whose divergence job generated its kernels already."""
-    return [kernels_question(g) for g in gms
-            if g is not None and "kernels" not in (ev.cached(divergence_question(g)) or {})]
 
 
 def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,

@@ -156,9 +156,16 @@ class Evaluator:
         return self._answers([divergence_question(gm)])[0]
 
     def kernels(self, gm: fx.GraphModule) -> dict:
-        """Inductor's code and kernels for `gm` (a kernels job: code generated, nothing built or
-        run), taken from a prefetch of `kernels_question(gm)` when there was one."""
-        return self._answers([kernels_question(gm)])[0]
+        """Inductor's code and kernels for `gm`: the answer of its divergence job where that ran,
+        else a kernels job's (code generated, nothing built or run), sent ahead by `kernels_ahead`
+        when it was."""
+        divergence = self.cached(divergence_question(gm)) or {}
+        return divergence if "kernels" in divergence else self._answers([kernels_question(gm)])[0]
+
+    def kernels_ahead(self, gms: list[fx.GraphModule | None]) -> None:
+        """Send the kernels jobs `kernels` will need for `gms` now (None entries are skipped)."""
+        self.prefetch([kernels_question(g) for g in gms
+                       if g is not None and "kernels" not in (self.cached(divergence_question(g)) or {})])
 
     def cached(self, question: tuple) -> dict | None:
         """The answer to a (graph, stage, repeat[, how]) question if it was already asked, else None:
@@ -282,7 +289,7 @@ def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, j
 
 
 def kernels_question(gm: fx.GraphModule) -> tuple:
-    """The question `Evaluator.kernels` asks, for `prefetch`."""
+    """The kernels job `Evaluator.kernels` asks where no divergence job generated them."""
     return gm, "inductor", 0, {"op": "kernels"}
 
 

@@ -184,10 +184,9 @@ class WorkerPool:
         worker = self.prestarted[i] if i < len(self.prestarted) else self._start(i)
         if not self._track(worker, True):
             return None
-        answer = worker.warmed(self.timeout) if worker.warming else worker.ask({"op": "warmup"}, self.timeout)
+        answer = (worker if worker.warming else worker.warm()).warmed(self.timeout)  # None: killed, dead or silent
         if not self._track(worker, False):
             return None
-        worker.warm_answer = worker.warm_answer or answer
         self._note_warmup(worker)
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.close()
