@@ -200,9 +200,10 @@ class Child:
                 return {**answer, **record}
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        """Kill it; its end is waited for on a thread (after a device assert it takes a while)."""
+        from minifier.workers.reap import kill_soon
+
+        kill_soon(self.proc)
 
 
 class BlameWorker:

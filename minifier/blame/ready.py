@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from minifier.blame.probe_worker import ROOT, start_process
+from minifier.workers.reap import kill_soon
 from minifier.workers.zygote import fork_module
 
 
@@ -70,15 +71,14 @@ class ReadyProbes:
                 self.ready.setdefault(device, []).extend(start_ready(device, self.zygote) for _ in range(n))
 
     def close(self) -> None:
-        """Kill the processes nobody took."""
+        """Kill the processes nobody took, waiting for none (each CUDA teardown takes a while:
+        their ends are reaped on threads)."""
         with self.lock:
             self.closed = True
             left = [child for waiting in self.ready.values() for child in waiting]
             self.ready = {}
         for child in left:
-            if child.proc.poll() is None:
-                child.proc.kill()
-            child.proc.wait()
+            kill_soon(child.proc)
             child.log.close()
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.protocol import read_message, write_message
+from minifier.workers.reap import kill_soon
 from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +47,7 @@ class Worker:
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
         self.warm_answer: dict | None = None  # the warmup's answer, once read
+        self.killed = False
 
     def warm(self) -> "Worker":
         """Start warming up now, without waiting: a spare is ready by the time it is needed."""
@@ -106,12 +108,12 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not self.killed and self.proc.poll() is None
 
     def kill(self) -> None:
-        if self.alive:
-            self.proc.kill()
-            self.proc.wait()
+        """End it now; its end is waited for on a thread (a CUDA worker's teardown takes a while)."""
+        self.killed = True
+        kill_soon(self.proc)
 
     def ask_to_exit(self) -> None:
         try:
@@ -124,7 +126,8 @@ class Worker:
         try:
             self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            self.kill()
+            if not self.killed:
+                self.kill()
         self.log.close()
 
     def close(self) -> None:
@@ -227,7 +230,7 @@ class WorkerPool:
             if answer_retires(answer):
                 worker.kill()  # its CUDA context is spoiled; its own exit can take seconds
             if not worker.alive:
-                worker.close()
+                worker.finish(time.monotonic())
                 worker = self._replacement()
             self.idle.put(worker)
         answer.setdefault("wall", time.perf_counter() - start)
@@ -265,12 +268,13 @@ class WorkerPool:
                 self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
         return worker
 
-    def close(self, grace: float = 1.0) -> None:
-        """Ask every worker to exit at once and kill those still tearing torch down after `grace`
-        seconds: they hold no state, and waiting for each in turn cost seconds per run. Workers
-        still warming up are killed, and first starts still waiting for the zygote are not waited
-        for (each ends the worker it gets): a Ctrl-C during the capture waited for them past
-        CI's 120 s on a busy machine."""
+    def close(self) -> None:
+        """Kill every worker at once and wait for none: they hold no state, and waiting for
+        each in turn (or for their own exits, which tear torch and CUDA down) cost a second or
+        more per run on the H100; their ends are reaped on threads (minifier.workers.reap).
+        First starts still waiting for the zygote are not waited for either (each ends the
+        worker it gets): a Ctrl-C during the capture waited for them past CI's 120 s on a busy
+        machine."""
         with self.lock:
             self.closing = True
             warming = list(self.starting)
@@ -283,9 +287,7 @@ class WorkerPool:
         workers += self.spares + self.prestarted[self.size:]
         self.spares = []
         for worker in workers:
-            worker.ask_to_exit()
-        deadline = time.monotonic() + grace
-        for worker in workers:
-            worker.finish(deadline)
+            worker.kill()
+            worker.finish(time.monotonic())
         if self.own_zygote:
             self.zygote.close()
