@@ -30,6 +30,7 @@ from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.workers.evaluate import Evaluator, first_check_limit
 from minifier.workers.launch import Launched, Options, Result, UserError, launch
+from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
 from minifier.workers.zygote import ForkedRuns
@@ -56,8 +57,11 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # pre-started interpreter waits to run it.
     warm = zygote is not None and not zygote.cold
     verifiers = None if not opts.verify else ForkedRuns(zygote) if warm else launched.verifiers or PrewarmedSupply()
+    gpu = not warm and cuda_machine()
+    if gpu:
+        start_cuda_aside()
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
-    probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and not warm and cuda_machine() else None
+    probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and gpu else None
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
     try:
         return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes))

@@ -1,0 +1,29 @@
+"""This process's own CUDA, started while the capture still runs.
+
+The main process runs the failing graph once (its recorded values) and loads its inputs with
+torch.load; on a GPU that started CUDA right after the capture ended, beside the workers
+replaced after a device-side assert that start theirs at the same moment: loading tanh's
+graph took 1.6 s on the H100 where it takes 0.2 s once CUDA is up. The capture takes seconds
+longer than this process's `import torch`, so CUDA (and cuBLAS) start in that wait.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+def start_cuda_aside() -> threading.Thread:
+    """Start CUDA and cuBLAS on a daemon thread; torch's lazy init makes any later CUDA call
+    wait for it rather than start it twice."""
+    thread = threading.Thread(target=_start_cuda, daemon=True, name="main-cuda")
+    thread.start()
+    return thread
+
+
+def _start_cuda() -> None:
+    import torch
+
+    with contextlib.suppress(Exception):  # a GPU that cannot start fails where it is used, as before
+        torch.cuda.init()
+        ones = torch.ones(8, 8, device="cuda")
+        (ones @ ones).sum().item()
