@@ -27,6 +27,7 @@ from minifier.workers.evaluate import Evaluator, divergence_question, repeats_qu
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
+from minifier.reduce.lookahead import INPUT_PASSES, likely_questions
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
@@ -224,6 +225,19 @@ def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev:
     return ask
 
 
+def ask_input_passes_ahead(ev: Evaluator, ctx: Context) -> Callable[[str, fx.GraphModule], None]:
+    """For a bug with no culprit node: when the input passes first start on a graph of one op,
+    what they will likely ask is asked at once (minifier.reduce.lookahead)."""
+    asked = False
+
+    def before(name: str, g: fx.GraphModule) -> None:
+        nonlocal asked
+        if not asked and name == INPUT_PASSES[0] and len(op_names(g)) == 1:
+            asked = True
+            ev.prefetch([(q, None, 0) for q in likely_questions(g, ctx, ev.validate)])
+    return before
+
+
 def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
                      outputs: list[str] | None = None) -> None:
     """Most accuracy bugs reduce to their first divergent node alone, and the question after
@@ -330,6 +344,8 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
             at_one_op, tell = None, at_one_op
             tell(g)
 
-    bug.small = reduce_graph(gm, ev, ctx, progress=progress, budget=search.budget, resume=search.resume)
+    before = ask_input_passes_ahead(ev, ctx) if at_one_op is not None else (lambda name, g: None)
+    bug.small = reduce_graph(gm, ev, ctx, progress=progress, budget=search.budget, resume=search.resume,
+                             before=before)
     bug.notes.update(ctx.notes)
     return ev

@@ -31,10 +31,12 @@ MAX_ROUNDS = 5
 def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
                  progress: Callable[[str, fx.GraphModule], None] = lambda name, gm: None,
                  deadline: float | None = None, max_compiles: int | None = None,
-                 budget: Budget | None = None, resume: bool = False) -> fx.GraphModule:
+                 budget: Budget | None = None, resume: bool = False,
+                 before: Callable[[str, fx.GraphModule], None] = lambda name, gm: None) -> fx.GraphModule:
     """The smallest graph found that still shows `ev`'s failure. `budget` (shared by every
     reduction of a run) overrides `deadline`/`max_compiles`; why it stopped early, if it did,
-    is in `ctx.notes["stopped"]`."""
+    is in `ctx.notes["stopped"]`. `progress` hears of each graph kept, `before` of each pass
+    about to run on the best graph so far."""
     budget = budget or Budget(deadline, max_compiles)
     if ev.validate is None:  # else the caller chose (minifier.reduce.bugs.reduce_bug)
         ev = with_candidate_check(ev, gm, ctx.values)
@@ -49,6 +51,7 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
         for _ in range(MAX_ROUNDS):
             shrunk = False
             for reduction in PASSES:
+                before(reduction.name, best)
                 smaller = _run_pass(reduction, best, guard, ctx, stats[reduction.name])
                 if smaller is not None and score(smaller, ctx.values) < score(best, ctx.values):
                     best, shrunk = smaller, True
