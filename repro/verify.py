@@ -81,7 +81,25 @@ if job is None:
 sys.stdin = open(os.devnull)
 sys.argv = [job['script'], *job['args']]
 sys.path[0] = os.path.dirname(job['script'])
-runpy.run_path(job['script'], run_name='__main__')
+code = 0
+try:
+    runpy.run_path(job['script'], run_name='__main__')
+except SystemExit as stop:
+    code = stop.code
+except BaseException:
+    import traceback
+    traceback.print_exc()
+    code = 1
+# Ended as `python repro.py` ends (atexit handlers, flushed streams, its exit status), without the
+# interpreter's teardown of torch.compile's objects and CUDA: a second or more, after the verdict.
+import atexit
+atexit._run_exitfuncs()
+if code is not None and not isinstance(code, int):
+    print(code, file=sys.stderr)
+    code = 1
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(code or 0)
 """
 
 
