@@ -5,6 +5,7 @@ same processes are warmed for the CPU and must give the search the answers its o
 processes give.
 """
 import subprocess
+import time
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ import torch
 from compiler.inject import parse_spec
 from minifier.blame.ready import ReadyProbes
 from minifier.blame.search import blame_report
+from minifier.workers.zygote import Forked, Zygote
 from test_blame import SigmoidMulTanh, repro_folder
 
 
@@ -35,6 +37,24 @@ def test_blame_with_probes_taken_warm_finds_what_fresh_probes_find(tmp_path):
     assert warm["blame"] == fresh["blame"] and warm["ruled_out"] == fresh["ruled_out"]
     assert [r["name"] for r in warm["runs"]] == [r["name"] for r in fresh["runs"]]
     assert left and all(_ends(proc) for proc in left)  # killed by close, reaped on a thread
+
+
+def test_probes_given_a_zygote_are_forked_from_it_once_it_is_ready(tmp_path):
+    """On a CUDA build the run's first probes wait for the zygote (a cold one, as there) and are
+    forked from it: no `import torch` of their own beside the capture's and the workers'."""
+    zygote = Zygote(tmp_path / "zygote.log", cold=True)
+    probes = ReadyProbes({"cpu": 1}, zygote)
+    try:
+        assert zygote.wait_ready()
+        deadline = time.monotonic() + 60
+        while not probes.ready["cpu"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = probes.take("cpu")
+        assert child is not None and isinstance(child.proc, Forked)
+        child.proc.kill()
+    finally:
+        probes.close()
+        zygote.close()
 
 
 def _ends(proc, within: float = 30.0) -> bool:

@@ -20,6 +20,9 @@ from minifier.workers.reap import kill_soon
 from minifier.workers.zygote import fork_module
 
 
+ZYGOTE_WAIT = 60.0  # seconds the first probes wait for the zygote before starting fresh
+
+
 @dataclass
 class ReadyChild:
     """`python -m minifier.blame.probe_worker --ready DEVICE`: warms up, then reads the folder."""
@@ -43,10 +46,27 @@ class ReadyProbes:
     """Warm probe processes by device (`counts`: how many to keep ready of each)."""
 
     def __init__(self, counts: dict[str, int], zygote=None):
+        """With a `zygote` (a CUDA build's, still being born beside the capture), the probes are
+        forked from it once it is ready: fresh ones started with the run imported torch beside
+        the capture and the workers, and on the H100 a short run's blame waited 4 s for them."""
         self.lock = threading.Lock()
         self.closed = False
         self.zygote = zygote
-        self.ready = {device: [start_ready(device) for _ in range(n)] for device, n in counts.items()}
+        self.ready: dict[str, list[ReadyChild]] = {device: [] for device in counts}
+        if zygote is None:
+            self._fill(counts)
+        else:
+            threading.Thread(target=self._fill_when_ready, args=(counts,), daemon=True, name="probes").start()
+
+    def _fill_when_ready(self, counts: dict[str, int]) -> None:
+        self.zygote.wait_ready(ZYGOTE_WAIT)  # not ready by then (or refused): fresh processes
+        self._fill(counts)
+
+    def _fill(self, counts: dict[str, int]) -> None:
+        with self.lock:
+            if not self.closed:
+                for device, n in counts.items():
+                    self.ready[device].extend(start_ready(device, self.zygote) for _ in range(n))
 
     def take(self, device: str) -> ReadyChild | None:
         """A ready process, warmed for `device` where one is kept (any other has torch imported at
