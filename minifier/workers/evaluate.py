@@ -159,13 +159,17 @@ class Evaluator:
         """Inductor's code and kernels for `gm`: the answer of its divergence job where that ran,
         else a kernels job's (code generated, nothing built or run), sent ahead by `kernels_ahead`
         when it was."""
-        divergence = self.cached(divergence_question(gm)) or {}
-        return divergence if "kernels" in divergence else self._answers([kernels_question(gm)])[0]
+        divergence = self._divergence_kernels(gm)
+        return divergence if divergence is not None else self._answers([kernels_question(gm)])[0]
 
     def kernels_ahead(self, gms: list[fx.GraphModule | None]) -> None:
         """Send the kernels jobs `kernels` will need for `gms` now (None entries are skipped)."""
-        self.prefetch([kernels_question(g) for g in gms
-                       if g is not None and "kernels" not in (self.cached(divergence_question(g)) or {})])
+        self.prefetch([kernels_question(g) for g in gms if g is not None and self._divergence_kernels(g) is None])
+
+    def _divergence_kernels(self, gm: fx.GraphModule) -> dict | None:
+        """The answer of `gm`'s divergence job if it ran and generated its kernels, else None."""
+        divergence = self.cached(divergence_question(gm)) or {}
+        return divergence if "kernels" in divergence else None
 
     def cached(self, question: tuple) -> dict | None:
         """The answer to a (graph, stage, repeat[, how]) question if it was already asked, else None:

@@ -20,10 +20,14 @@ def start_cuda_aside() -> threading.Thread:
     return thread
 
 
-def _start_cuda() -> None:
+def start_cuda() -> None:
+    """Start CUDA and cuBLAS (a worker's warm-up does too: what its first check would wait for)."""
     import torch
 
+    ones = torch.ones(8, 8, device="cuda")
+    (ones @ ones).sum().item()
+
+
+def _start_cuda() -> None:
     with contextlib.suppress(Exception):  # a GPU that cannot start fails where it is used, as before
-        torch.cuda.init()
-        ones = torch.ones(8, 8, device="cuda")
-        (ones @ ones).sum().item()
+        start_cuda()

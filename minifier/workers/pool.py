@@ -115,24 +115,11 @@ class Worker:
         self.killed = True
         kill_soon(self.proc)
 
-    def ask_to_exit(self) -> None:
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-
-    def finish(self, deadline: float) -> None:
-        """Wait until `deadline` (time.monotonic) for the exit asked for, then kill."""
-        try:
-            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            if not self.killed:
-                self.kill()
+    def end(self) -> None:
+        """Kill it if it still runs, and close our end of its log (its end is reaped on a thread)."""
+        if not self.killed:
+            self.kill()
         self.log.close()
-
-    def close(self) -> None:
-        self.ask_to_exit()
-        self.finish(time.monotonic() + 5)
 
 
 def answer_retires(answer) -> bool:
@@ -192,7 +179,7 @@ class WorkerPool:
             return None
         self._note_warmup(worker)
         if not worker.alive:  # never let a candidate find a worker that died warming up
-            worker.close()
+            worker.end()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
         self.idle.put(worker)
         return answer
@@ -207,8 +194,7 @@ class WorkerPool:
             elif worker in self.starting:
                 self.starting.remove(worker)
         if closing:
-            worker.kill()
-            worker.finish(time.monotonic())
+            worker.end()
         return not closing
 
     def submit(self, job: dict) -> Future:
@@ -227,10 +213,8 @@ class WorkerPool:
             if fresh:
                 self._note_warmup(worker)
         finally:
-            if answer_retires(answer):
-                worker.kill()  # its CUDA context is spoiled; its own exit can take seconds
-            if not worker.alive:
-                worker.finish(time.monotonic())
+            if answer_retires(answer) or not worker.alive:  # a retired one's CUDA context is spoiled
+                worker.end()
                 worker = self._replacement()
             self.idle.put(worker)
         answer.setdefault("wall", time.perf_counter() - start)
@@ -261,7 +245,7 @@ class WorkerPool:
             while self.spares and worker is None:
                 worker = self.spares.pop(0)
                 if not worker.alive:
-                    worker.close()
+                    worker.end()
                     worker = None
             worker = worker or self._start(self.size + 2 * self.restarts)
             while len(self.spares) < self.size:
@@ -287,7 +271,6 @@ class WorkerPool:
         workers += self.spares + self.prestarted[self.size:]
         self.spares = []
         for worker in workers:
-            worker.kill()
-            worker.finish(time.monotonic())
+            worker.end()
         if self.own_zygote:
             self.zygote.close()

@@ -158,11 +158,11 @@ def warm_up() -> dict:
     import torch
 
     import compiler.graph_code, compiler.stages, compiler.oracle  # noqa: F401, E401
+    from minifier.workers.main_cuda import start_cuda
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda":  # start CUDA and cuBLAS now too: what a replacement's first check would wait for
-        ones = torch.ones(8, 8, device="cuda")
-        (ones @ ones).sum().item()
+    if device == "cuda":
+        start_cuda()
     if "--forked" not in sys.argv:
         # The device the case most likely runs on: on a GPU machine the first C++ compile of a
         # fresh process costs 40-55 s (Inductor's vector-ISA probes each start a Python that
