@@ -2,7 +2,7 @@
 import torch
 import torch.fx as fx
 
-from minifier.reduce.delta import ddmin
+from minifier.reduce.delta import bisect_down, ddmin
 from minifier.workers.evaluate import PASSES, REPRODUCES
 from minifier.reduce.graph_edit import op_names, rebuild, sinks
 from minifier.pipeline import record_values
@@ -57,6 +57,45 @@ def test_ddmin_is_one_minimal_and_window_independent():
     for window in (1, 2, 4):
         ev = PredicateEvaluator({3, 17, 29})
         assert ddmin(ev, items, lambda kept: kept, window) == [3, 17, 29]
+
+
+class SizeEvaluator:
+    """A size bisection driven by a predicate on the size; records every size asked, per round."""
+
+    def __init__(self, reproduces):
+        self.reproduces = reproduces
+        self.rounds: list[list[int]] = []
+
+    def test_many(self, sizes):
+        self.rounds.append(list(sizes))
+        return [REPRODUCES if self.reproduces(n) else PASSES for n in sizes]
+
+
+def _bisect(reproduces, hi, window):
+    ev = SizeEvaluator(reproduces)
+    size, candidate = bisect_down(ev, lambda _, at, n: n, hi, 1, hi, window)
+    assert candidate == size
+    return size, ev.rounds
+
+
+def test_a_size_that_must_stay_exact_ends_after_one_round():
+    """An alignment or padding bug that shows at 10 and nowhere below: the first middle (5) and
+    10 - 1 both lose it, so no size below is tried (before: log2(10) steps)."""
+    for window in (1, 2, 3, 8):
+        size, rounds = _bisect(lambda n: n == 10, 10, window)
+        assert size == 10
+        assert {5, 9} <= {n for r in rounds for n in r}
+        assert len(rounds) == (2 if window == 1 else 1)
+
+
+def test_size_bisection_answers_the_same_for_every_window():
+    cases = [(lambda n: n >= 7, 100), (lambda n: n >= 99, 100), (lambda n: n % 4 == 0, 128),
+             (lambda n: n == 128 or 40 <= n <= 70, 128), (lambda n: n >= 2, 3), (lambda n: True, 2)]
+    for reproduces, hi in cases:
+        answers = {_bisect(reproduces, hi, window)[0] for window in (1, 2, 3, 5)}
+        assert len(answers) == 1, (hi, answers)
+    assert _bisect(lambda n: n >= 7, 100, 1)[0] == 7  # monotone: the threshold
+    assert _bisect(lambda n: n >= 99, 100, 3)[0] == 99
 
 
 def test_aten_constants_in_a_saved_graph_stay_calls():

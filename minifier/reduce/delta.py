@@ -33,23 +33,43 @@ def bisect_down(ev: Evaluator, shrink: Callable, start, lo: int, hi: int, window
     from `start` (hi's candidate, which reproduces; lo's does not; taken as monotone). Each step
     shrinks the last candidate kept: `shrink(candidate, at, n)` turns the one at size `at` into
     the one at n. With three workers or more, each round checks the middle and both middles the
-    next step could ask for side by side: two steps a round, the same answer as one at a time."""
-    best = start
+    next step could ask for side by side: two steps a round, the same answer as one at a time.
+
+    Where the first middle loses the bug, hi - 1 is asked too (beside it, with two workers or
+    more): if it loses the bug as well, no size below does (the same monotone reading), so a
+    size that must stay exactly as it is (an alignment, a padding, a vector width) ends after
+    one round instead of log2(hi) steps."""
+    best, first = start, True
     while hi - lo > 1:
         mid = (lo + hi) // 2
         tries = {mid: shrink(best, hi, mid)}
+        below = hi - 1 if first and hi - 1 > mid else None
+        if below is not None and window >= 2:
+            tries[below] = shrink(best, hi, below)
         if window >= 3:
             if lo < (n := (lo + mid) // 2) < mid:
                 tries[n] = shrink(tries[mid], mid, n)  # next, if mid reproduces
             if mid < (n := (mid + hi) // 2) < hi:
                 tries[n] = shrink(best, hi, n)  # next, if it does not
-        usable = [n for n in tries if tries[n] is not None]
-        verdicts = ev.test_many([tries[n] for n in usable]) if usable else []
-        seen = {n: verdict == REPRODUCES for n, verdict in zip(usable, verdicts)}
+        seen = _verdicts(ev, tries)
+        if below is not None and not seen.get(mid):
+            if below not in tries:  # one at a time: asked only now that mid lost the bug
+                tries[below] = shrink(best, hi, below)
+                seen.update(_verdicts(ev, {below: tries[below]}))
+            if seen.get(below) is False:
+                return hi, best
+        first = False
         lo, hi, best = (lo, mid, tries[mid]) if seen.get(mid) else (mid, hi, best)
         if (step := (lo + hi) // 2) in tries and hi - lo > 1:  # the next step, answered already
             lo, hi, best = (lo, step, tries[step]) if seen.get(step) else (step, hi, best)
     return hi, best
+
+
+def _verdicts(ev: Evaluator, tries: dict) -> dict:
+    """n -> whether its candidate reproduces, for the candidates that could be built."""
+    usable = [n for n in tries if tries[n] is not None]
+    verdicts = ev.test_many([tries[n] for n in usable]) if usable else []
+    return {n: verdict == REPRODUCES for n, verdict in zip(usable, verdicts)}
 
 
 def shortest_failing_prefix(lo: int, hi: int, first_failing: Callable[[list[int]], int | None],
