@@ -4,8 +4,8 @@ This module runs in its own process (`python -m compiler.capture`), so a crash i
 code kills the capture, not the tool. It replaces `torch.compile` with a version whose
 backend records each Dynamo graph and its real inputs, then compiles with the backend,
 mode, options and config the script asked for. Everything is written ahead of the call
-that could crash: the graph at compile time, its inputs before its first run, and a marker
-naming the graph being called.
+that could crash: the graph and its inputs when Dynamo hands them over (before the compile),
+and a marker naming the graph being called.
 
 A graph that fails to compile or raises at run time falls back to eager so the script goes
 on and every later graph is recorded too. At its first call each graph is also checked
@@ -142,6 +142,10 @@ class RecordingBackend:
             eager_gm = torch.fx.GraphModule(gm, gm.graph)  # compiling must not touch what eager runs
         except Exception as exc:  # a graph we cannot replay is still compiled for the script
             record["unsupported"] = f"{type(exc).__name__}: {exc}"
+        if "unsupported" not in record:  # the next call's inputs before the compile (seconds): checks start meanwhile
+            saved: dict = {}  # where they cannot be saved yet (fake, a size with no value), the first call does
+            _save_inputs(folder, gm, list(example_inputs), saved)
+            record.update({k: v for k, v in saved.items() if k != "unsupported"})
         write_json(folder / "record.json", record)
         try:
             compiled = self._compile(key, gm, example_inputs, record)
@@ -243,7 +247,8 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         if any(getattr(x, "fake_mode", None) is not None for x in inputs):
             raise ValueError("only fake example inputs are available")
         _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
-        torch.save(savable(lifted), folder / "inputs.pt")
+        torch.save(savable(lifted), folder / "inputs.tmp")
+        os.replace(folder / "inputs.tmp", folder / "inputs.pt")  # whole or absent, for a reader meanwhile
         record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
         record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"

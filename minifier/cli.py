@@ -128,6 +128,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-blame", action="store_true",
                    help="skip the search for the compiler part to blame (decomposition, pass, lowering, fusion...)")
     p.add_argument("--no-verify", action="store_true", help="do not re-run repro.py in a fresh process")
+    p.add_argument("--early-checks", choices=["on", "off"],
+                   help="replay each graph on the workers while the script still runs (default: on with 4 "
+                        "cores or more; off leaves the workers idle until the script ends)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
     p.add_argument("--inject", action="append", default=[], metavar="SPEC",
                    help="plant a compiler bug before the script runs (repeatable), e.g. neg:accuracy:double, "
@@ -272,7 +275,8 @@ def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
                    rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,
-                   blame=not ns.no_blame, force=ns.force)
+                   blame=not ns.no_blame, force=ns.force,
+                   early_checks=None if ns.early_checks is None else ns.early_checks == "on")
 
 
 def _minify(ns: argparse.Namespace, opts, console) -> int:

@@ -21,6 +21,7 @@ from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
+from minifier.localize.early_checks import EarlyChecks, EarlyGraph, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
@@ -29,7 +30,7 @@ from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.workers.evaluate import Evaluator, first_check_limit
-from minifier.workers.launch import Launched, Options, Result, UserError, launch
+from minifier.workers.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
@@ -63,8 +64,11 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
     probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and gpu else None
     deadline = time.monotonic() + opts.max_time if opts.max_time else None
+    session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
+    if wanted(opts.early_checks, cores()):
+        session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
     try:
-        return _run(Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes))
+        return _run(session)
     except KeyboardInterrupt:
         _write_interrupted(launched.out, opts, launched.start)
         raise
@@ -72,6 +76,8 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         with contextlib.suppress(OSError):  # a report of where the time went; never the run's error
             (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
         launched.capture.stop()
+        if session.early is not None:
+            session.early.stop(set())
         if verifiers is not None:
             verifiers.close()
         if probes is not None:
@@ -106,6 +112,9 @@ def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
     capture = session.launched.capture.finish(session.opts.timeout)
     session.phases.add("capture", capture.seconds)
+    session.pool.timeline.append(_capture_row(capture, session.launched.capture.start - session.pool.born))
+    if session.early is not None:
+        session.early.stop({g.index for g in capture.graphs if _searched(g)})
     session.pool.timeout = first_check_limit(session.pool.timeout, capture.seconds, session.opts.timeout)
     session.ui.capture_done(capture)
     failures = [g.failure for g in capture.graphs if g.failure]
@@ -114,6 +123,14 @@ def _finish_capture(session: Session) -> Capture:
     if session.probes is not None and any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
         session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
+
+
+def _capture_row(capture: Capture, since: float) -> dict:
+    """The capture as a timeline row (seconds since the pool's birth), with a job row's fields:
+    what the workers did while the script ran is read against it."""
+    return {"op": "capture", "stage": None, "runs": 1, "source_lines": 0, "queued": round(since, 2),
+            "start": round(since, 2), "seconds": round(capture.seconds, 2), "status": capture.script.get("status"),
+            "kind": None}
 
 
 @dataclass
@@ -141,7 +158,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit, phases=session.phases)
     for g in capture.graphs:
-        if g.failure or (verdict_kind(g) == "nondeterministic" and g.replayable):
+        if _searched(g):
             try:
                 _check_replayable(g)
             except UserError as why:  # its inputs could not be saved, or its backend is the script's own
@@ -154,22 +171,20 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     return found
 
 
+def _searched(g: GraphRecord) -> bool:
+    """Failing graphs, and random ones (a seeded recheck tells whether only the RNG differs)."""
+    return bool(g.failure) or (verdict_kind(g) == "nondeterministic" and g.replayable)
+
+
 def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Found, search: BugSearch) -> None:
-    gm, inputs = load_graph(g)
-    case_dir = session.work / "cases" / f"graph_{g.index}"
-    case_dir.mkdir(parents=True, exist_ok=True)
-    spec, context = CompileSpec.from_dict(g.record["spec"]), g.record.get("context") or {}
-    # Autocast changes the dtypes the graph computes in: the recorded values, the fake
-    # tensors that validate candidates and the folds are all made under it, as in the script.
-    modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
-    with modes():
-        values = record_values(gm, inputs, case_dir)
-    opts = session.opts
+    injections = capture.injections or g.record.get("injections", [])
     hang = (g.failure or {}).get("kind") == "hang"
-    ev = Evaluator(session.pool, case_dir, spec, capture.injections or g.record.get("injections", []), signature="",
-                   atol=opts.atol, rtol=opts.rtol, strict=opts.strict, ignore=opts.ignore, context=context,
-                   timeout=opts.hang_timeout if hang else None)
+    early = session.early.take(g.index, injections) if session.early is not None and not hang else None
+    state = early or _graph_state(session, g, injections, hang)
+    gm, inputs, values, ev = state.gm, state.inputs, state.values, state.ev
     found.evaluators[g.index] = ev
+    spec, context = ev.spec, ev.context
+    modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
     if not g.failure and not _fails_seeded(g, gm, ev):
         return
     kernels = script_kernels(g, gm)
@@ -186,6 +201,28 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     g.record["bugs"] = len(bugs)
     # localized where the first bug was found: its piece, with the whole graph for the script lines
     found.to_localize.append((g, piece.gm if piece else gm, values, last, bugs, gm))
+
+
+def _early_graph(session: Session, index: int, folder: Path, record: dict) -> EarlyGraph:
+    """A graph whose inputs the capture saved, made ready while it still runs (EarlyChecks)."""
+    return _graph_state(session, GraphRecord(index, folder, record["nodes"], record), record.get("injections", []))
+
+
+def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool = False) -> EarlyGraph:
+    """The graph's module, real inputs, values recorded on them and the evaluator that asks about it."""
+    gm, inputs = load_graph(g)
+    case_dir = session.work / "cases" / f"graph_{g.index}"
+    case_dir.mkdir(parents=True, exist_ok=True)
+    spec, context = CompileSpec.from_dict(g.record["spec"]), g.record.get("context") or {}
+    # Autocast changes the dtypes the graph computes in: the recorded values, the fake
+    # tensors that validate candidates and the folds are all made under it, as in the script.
+    with graph_modes(context, spec.grad_enabled, inputs, only_autocast=True):
+        values = record_values(gm, inputs, case_dir)
+    opts = session.opts
+    ev = Evaluator(session.pool, case_dir, spec, injections, signature="", atol=opts.atol, rtol=opts.rtol,
+                   strict=opts.strict, ignore=opts.ignore, context=context,
+                   timeout=opts.hang_timeout if hang else None)
+    return EarlyGraph(gm, inputs, values, ev, injections)
 
 
 def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator,

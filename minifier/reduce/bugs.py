@@ -257,7 +257,8 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     the bug and the evaluator to ask about it from now on: once every replay reproduced (and
     none hung), a run longer than `stuck_after` the slowest replay is a hang. The divergence
     search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
-    checked = ev.cached(repeats_question(gm, tries)) or {}
+    question = repeats_question(gm, tries)  # answered, or on its way (asked during the capture): taken
+    checked = ev.outcomes_of([question])[0] if ev.asked(question) else {}
     known = checked.get("kernels") or kernels
     answers = repeats_reading_stored(gm, values, ev, tries, known) if known and not checked else None
     if answers is None:

@@ -178,6 +178,25 @@ class Evaluator:
         (_, job), = self._jobs([question])
         return self.cache.get(job.key())
 
+    def outcomes_of(self, questions: list[tuple]) -> list[dict]:
+        """Answers to (graph, stage, repeat[, how]) questions, in order: from the cache, from the
+        jobs sent ahead for them, or asked now."""
+        return self._answers(questions)
+
+    def asked(self, question: tuple) -> bool:
+        """Whether the question was asked already (answered, or sent ahead and on its way)."""
+        (_, job), = self._jobs([question])
+        return job.key() in self.cache or job.key() in self.inflight
+
+    def peek(self, question: tuple) -> dict | None:
+        """The answer to a question sent ahead if it has come, without taking it (a later `outcomes`
+        or `repeats` still does), else None."""
+        (_, job), = self._jobs([question])
+        future = self.inflight.get(job.key())
+        if future is not None and future.done() and not future.cancelled():
+            return future.result()
+        return self.cache.get(job.key())
+
     def answer_as(self, question: tuple, answer: dict) -> None:
         """Take `answer` as the answer to `question` without asking it: another question's
         answer already says it (a check judged on a graph's own outputs, asked of that graph

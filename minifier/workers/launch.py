@@ -69,6 +69,7 @@ class Options:
     blame: bool = True  # after verifying, find the decomposition/pass/lowering/fusion/flag to blame
     emit_test: Path | None = None  # write a pytest regression test per repro here
     force: bool = False  # use an output folder that holds another script's run (or other files)
+    early_checks: bool | None = None  # first checks while the capture runs (None: on 4 cores or more)
 
 
 @dataclass

@@ -27,6 +27,7 @@ class Session:
     budget: Budget
     probes: Any = None  # blame's warm probe processes (minifier.blame.ready.ReadyProbes), on a GPU machine
     phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
+    early: Any = None  # first checks asked while the capture runs (minifier.localize.early_checks.EarlyChecks)
 
     @property
     def out(self) -> Path:

@@ -1,0 +1,133 @@
+"""Each graph's first checks, asked while the capture still runs.
+
+The capture writes a graph and its inputs when Dynamo hands them over, before Inductor compiles
+it: on the H100 tanh's graph and inputs were there about 3 s before the script's run of it
+failed, while warm workers waited for the capture to end. What a failing graph's confirmation
+asks first (its replays at Inductor, and the graph at each stage before Inductor) does not
+depend on how the script's run of it ends, so it is asked as soon as the graph is there. Where
+the first replay ends its process (a crash, a device-side assert) the further replays, each a
+process of its own, are asked as soon as that answer is in. They are the very questions the
+confirmation asks (minifier.reduce.bugs.confirm), so it takes their answers, or waits for them.
+
+When the capture ends, the search takes each graph it looks at from here (module, inputs,
+recorded values and evaluator); the checks of the graphs it does not look at are dropped, those
+not yet started cancelled. Only where there are cores to spare beside the script's own compile
+(`wanted`), and for graphs whose inputs are small enough to be held twice beside its run.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch.fx as fx
+
+from compiler.stages import STAGES
+from minifier.localize.pieces import MIN_OPS
+from minifier.reduce.graph_edit import op_nodes
+from minifier.workers.evaluate import Evaluator, repeats_question
+
+EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before
+POLL_SECONDS = 0.05
+
+
+@dataclass
+class EarlyGraph:
+    """A captured graph ready for the search: its module, real inputs, recorded values and the
+    evaluator its first checks went to (`injections`: the bugs planted when it was made)."""
+    gm: fx.GraphModule
+    inputs: list
+    values: dict
+    ev: Evaluator
+    injections: list
+
+
+def wanted(choice: bool | None, cores: int) -> bool:
+    """Early checks on (`choice`, or where none was made, on 4 cores or more: on 2 a worker's
+    compile would slow the capture's own)."""
+    return choice if choice is not None else cores >= 4
+
+
+def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:
+    """What confirming any failure of `gm` asks first: its replays, and each stage before Inductor.
+    Nothing for a graph large enough to be searched in pieces (minifier.localize.pieces), whose
+    first questions are about the pieces."""
+    if len(op_nodes(gm)) >= MIN_OPS:
+        return []
+    return [repeats_question(gm, tries)] + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+
+
+class EarlyChecks:
+    """Watches the capture's folder on a thread; `prepare(index, folder, record)` loads a graph
+    whose inputs are saved (None to leave it), and its first questions are sent at once."""
+
+    def __init__(self, folder: Path, prepare: Callable[[int, Path, dict], EarlyGraph | None], tries: int):
+        self.folder, self.prepare, self.tries = folder, prepare, tries
+        self.graphs: dict[int, EarlyGraph] = {}
+        self.seen: set[int] = set()
+        self.further: set[int] = set()  # graphs whose further replays were asked
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="early-checks")
+        self._thread.start()
+
+    def stop(self, searched: set[int]) -> None:
+        """Stop watching (the capture ended); drop the checks of graphs not in `searched`."""
+        self._stop.set()
+        self._thread.join()
+        for index in set(self.graphs) - searched:
+            self.graphs.pop(index).ev.abandon()
+
+    def take(self, index: int, injections: list) -> EarlyGraph | None:
+        """Graph `index` as prepared early, if it was and with the same planted bugs."""
+        early = self.graphs.pop(index, None)
+        return early if early is not None and early.injections == injections else None
+
+    def _watch(self) -> None:
+        while not self._stop.wait(POLL_SECONDS):
+            for path in self.folder.glob("graph_*"):
+                index = int(path.name.split("_")[1])
+                if index not in self.seen and (record := _ready(path)) is not None:
+                    self.seen.add(index)
+                    if record:
+                        self._start(index, path, record)
+            for index, early in self.graphs.items():
+                if index not in self.further:
+                    self._ask_further(index, early)
+
+    def _start(self, index: int, path: Path, record: dict) -> None:
+        try:
+            early = self.prepare(index, path, record)
+        except Exception:  # not loadable here: the search after the capture says why
+            return
+        if early is not None:
+            self.graphs[index] = early
+            if questions := first_questions(early.gm, self.tries):
+                early.ev.prefetch(questions)
+            else:
+                self.further.add(index)
+
+    def _ask_further(self, index: int, early: EarlyGraph) -> None:
+        """Once the first replay is in: the ones `Evaluator.repeats` asks next, each in a process
+        of its own, where that replay ended its process before all `tries` ran."""
+        answer = early.ev.peek(repeats_question(early.gm, self.tries))
+        if answer is None:
+            return
+        self.further.add(index)
+        done = len(answer.get("runs", [{}]))
+        early.ev.prefetch([(early.gm, None, r, {}) for r in range(done, self.tries)])
+
+
+def _ready(path: Path) -> dict | None:
+    """The graph's record once its inputs are saved whole; None while they are not; {} for a
+    graph left to the search after the capture (not replayable, or inputs too large)."""
+    try:
+        record = json.loads((path / "record.json").read_text())
+        if "unsupported" in record:
+            return {}
+        if "requires_grad" not in record:
+            return None
+        return record if (path / "inputs.pt").stat().st_size <= EARLY_MAX_BYTES else {}
+    except (OSError, ValueError):
+        return None
