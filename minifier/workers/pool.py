@@ -206,7 +206,7 @@ class WorkerPool:
     def _run(self, job: dict, queued: float) -> dict:
         worker = self.idle.get()
         start = time.perf_counter()
-        answer = None
+        answer, asked = None, worker
         try:
             fresh = worker.warming
             answer = worker.ask(job, job.get("timeout", self.timeout))
@@ -218,7 +218,12 @@ class WorkerPool:
                 worker = self._replacement()
             self.idle.put(worker)
         answer.setdefault("wall", time.perf_counter() - start)
-        self.timeline.append(_timeline_row(job, answer, queued - self.born, start - self.born))
+        row = _timeline_row(job, answer, queued - self.born, start - self.born)
+        # Which worker, and how long of the job's time it spent still warming up (a spare taken early)
+        ready_at = (asked.warm_answer or {}).get("ready_at") if fresh else None
+        row.update(worker=asked.name, **({"warm_wait": round(max(0.0, ready_at - self.born_wall - row["start"]), 2)}
+                                         if ready_at else {}))
+        self.timeline.append(row)
         return answer
 
     def keep_spares(self) -> None:
