@@ -74,6 +74,10 @@ def test_workers_killed_by_crashes_are_replaced_and_answers_stay_right(tmp_path)
             assert honest.outcomes([gm])[0]["status"] == "pass"
             honest.cache.clear()
         assert pool.restarts == 3
+        # Every worker that answered had warmed up first, the cold replacement too (at its start,
+        # not at its first job: on a GPU that is seconds of CUDA start-up off the search's path)
+        answered = {row["worker"] for row in pool.timeline if row["op"] == "check"}
+        assert answered <= {row["worker"] for row in pool.timeline if row["op"] == "warmup"}, pool.timeline
     finally:
         pool.close()
 

@@ -252,7 +252,7 @@ class WorkerPool:
                 if not worker.alive:
                     worker.end()
                     worker = None
-            worker = worker or self._start(self.size + 2 * self.restarts)
+            worker = worker or self._start(self.size + 2 * self.restarts).warm()  # warming now, not at its first job
             while len(self.spares) < self.size:
                 self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
         return worker
