@@ -4,10 +4,10 @@ The capture writes a graph and its inputs when Dynamo hands them over, before In
 it: on the H100 tanh's graph and inputs were there about 3 s before the script's run of it
 failed, while warm workers waited for the capture to end. What a failing graph's confirmation
 asks first (its replays at Inductor, and the graph at each stage before Inductor) does not
-depend on how the script's run of it ends, so it is asked as soon as the graph is there. Where
-the first replay ends its process (a crash, a device-side assert) the further replays, each a
-process of its own, are asked as soon as that answer is in. They are the very questions the
-confirmation asks (minifier.reduce.bugs.confirm), so it takes their answers, or waits for them.
+depend on how the script's run of it ends, so it is asked as soon as the graph is there; so are
+the further tries, each a process of its own, that a failure ending its process (a crash, a
+device-side assert, a compile error) needs. They are the very questions the confirmation asks
+(minifier.reduce.bugs.confirm), so it takes their answers, or waits for them.
 
 When the capture ends, the search takes each graph it looks at from here (module, inputs,
 recorded values and evaluator); the checks of the graphs it does not look at are dropped, those
@@ -27,7 +27,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.localize.pieces import MIN_OPS
 from minifier.reduce.graph_edit import op_nodes
-from minifier.workers.evaluate import Evaluator, repeats_question
+from minifier.workers.evaluate import Evaluator, repeats_question, tries_questions
 
 EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before
 POLL_SECONDS = 0.05
@@ -51,12 +51,16 @@ def wanted(choice: bool | None, cores: int) -> bool:
 
 
 def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:
-    """What confirming any failure of `gm` asks first: its replays, and each stage before Inductor.
+    """What confirming any failure of `gm` asks first: its replays, each stage before Inductor,
+    and then, on the workers left idle, its further tries, each in a process of its own (asked
+    where the first replay ends its process: a crash, a device-side assert, a compile error;
+    where it ran every try itself, as an accuracy bug's does, they are two compiles spent).
     Nothing for a graph large enough to be searched in pieces (minifier.localize.pieces), whose
     first questions are about the pieces."""
     if len(op_nodes(gm)) >= MIN_OPS:
         return []
-    return [repeats_question(gm, tries)] + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+    return [repeats_question(gm, tries)] + [(gm, stage, 0) for stage in STAGES if stage != "inductor"] \
+        + tries_questions(gm, 1, tries)
 
 
 class EarlyChecks:
@@ -67,7 +71,6 @@ class EarlyChecks:
         self.folder, self.prepare, self.tries = folder, prepare, tries
         self.graphs: dict[int, EarlyGraph] = {}
         self.seen: set[int] = set()
-        self.further: set[int] = set()  # graphs whose further replays were asked
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="early-checks")
         self._thread.start()
@@ -82,7 +85,10 @@ class EarlyChecks:
     def take(self, index: int, injections: list) -> EarlyGraph | None:
         """Graph `index` as prepared early, if it was and with the same planted bugs."""
         early = self.graphs.pop(index, None)
-        return early if early is not None and early.injections == injections else None
+        if early is not None and early.injections != injections:
+            early.ev.abandon()  # the search makes its own
+            return None
+        return early
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
@@ -92,9 +98,6 @@ class EarlyChecks:
                     self.seen.add(index)
                     if record:
                         self._start(index, path, record)
-            for index, early in self.graphs.items():
-                if index not in self.further:
-                    self._ask_further(index, early)
 
     def _start(self, index: int, path: Path, record: dict) -> None:
         try:
@@ -103,20 +106,7 @@ class EarlyChecks:
             return
         if early is not None:
             self.graphs[index] = early
-            if questions := first_questions(early.gm, self.tries):
-                early.ev.prefetch(questions)
-            else:
-                self.further.add(index)
-
-    def _ask_further(self, index: int, early: EarlyGraph) -> None:
-        """Once the first replay is in: the ones `Evaluator.repeats` asks next, each in a process
-        of its own, where that replay ended its process before all `tries` ran."""
-        answer = early.ev.peek(repeats_question(early.gm, self.tries))
-        if answer is None:
-            return
-        self.further.add(index)
-        done = len(answer.get("runs", [{}]))
-        early.ev.prefetch([(early.gm, None, r, {}) for r in range(done, self.tries)])
+            early.ev.prefetch(first_questions(early.gm, self.tries))
 
 
 def _ready(path: Path) -> dict | None:

@@ -23,7 +23,7 @@ from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after
+from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after, tries_questions
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
@@ -83,7 +83,7 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
         checks.append(divergence_question(gm, known_kernels, known_metrics))
     checks.append(repeats_question(gm, tries))
     if ends_its_process(signature):  # each further try in a process of its own: all asked at once
-        checks += [(gm, None, r, {}) for r in range(1, tries)]
+        checks += tries_questions(gm, 1, tries)
     return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
 

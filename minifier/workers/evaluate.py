@@ -149,7 +149,7 @@ class Evaluator:
         runs = [{**answer, **run} for run in answer.get("runs", [{}])]
         if until_pass and runs[-1].get("status") == "pass":
             return runs
-        return runs + self._answers([(gm, None, r, how) for r in range(len(runs), times)])
+        return runs + self._answers(tries_questions(gm, len(runs), times, how))
 
     def divergence(self, gm: fx.GraphModule) -> dict:
         """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
@@ -187,15 +187,6 @@ class Evaluator:
         """Whether the question was asked already (answered, or sent ahead and on its way)."""
         (_, job), = self._jobs([question])
         return job.key() in self.cache or job.key() in self.inflight
-
-    def peek(self, question: tuple) -> dict | None:
-        """The answer to a question sent ahead if it has come, without taking it (a later `outcomes`
-        or `repeats` still does), else None."""
-        (_, job), = self._jobs([question])
-        future = self.inflight.get(job.key())
-        if future is not None and future.done() and not future.cancelled():
-            return future.result()
-        return self.cache.get(job.key())
 
     def answer_as(self, question: tuple, answer: dict) -> None:
         """Take `answer` as the answer to `question` without asking it: another question's
@@ -309,6 +300,12 @@ def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, j
     no run after one that passes (Job.until_pass)."""
     return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
                          **({"judged_outputs": judged} if judged else {}), **({"until_pass": True} if until_pass else {})}
+
+
+def tries_questions(gm: fx.GraphModule, first: int, times: int, how: dict | None = None) -> list[tuple]:
+    """The tries `Evaluator.repeats` asks as jobs of their own, each in a process that never saw
+    the failure, after a first job that ran `first` of `times` runs (`how`: as `repeats` says)."""
+    return [(gm, None, r, how or {}) for r in range(first, times)]
 
 
 def kernels_question(gm: fx.GraphModule) -> tuple:
