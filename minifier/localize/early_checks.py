@@ -51,16 +51,18 @@ def wanted(choice: bool | None, cores: int) -> bool:
 
 
 def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:
-    """What confirming any failure of `gm` asks first: its replays, each stage before Inductor,
-    and then, on the workers left idle, its further tries, each in a process of its own (asked
-    where the first replay ends its process: a crash, a device-side assert, a compile error;
-    where it ran every try itself, as an accuracy bug's does, they are two compiles spent).
+    """What confirming any failure of `gm` asks first, in the order workers take them: its
+    replay, its further tries, each in a process of its own (asked where the first replay ends
+    its process: a crash, a device-side assert, a compile error; where it ran every try itself,
+    as an accuracy bug's does, they are two compiles spent), then each stage before Inductor
+    (short checks, wanted only once the bug is confirmed). On the H100 the stage checks first
+    left a device assert's last try to a worker still starting: 2.3 s of the confirmation.
     Nothing for a graph large enough to be searched in pieces (minifier.localize.pieces), whose
     first questions are about the pieces."""
     if len(op_nodes(gm)) >= MIN_OPS:
         return []
-    return [repeats_question(gm, tries)] + [(gm, stage, 0) for stage in STAGES if stage != "inductor"] \
-        + tries_questions(gm, 1, tries)
+    return [repeats_question(gm, tries)] + tries_questions(gm, 1, tries) \
+        + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
 
 
 class EarlyChecks:
