@@ -9,7 +9,8 @@ from conftest import run_minify
 
 
 @pytest.mark.slow
-def test_training_loop_with_dynamic_shapes(tmp_path):
+@pytest.mark.parametrize("early", ["off", "on"])  # on: graphs checked while the script runs (and restarts)
+def test_training_loop_with_dynamic_shapes(tmp_path, early):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent("""\
         import torch, torch.nn as nn
@@ -29,7 +30,7 @@ def test_training_loop_with_dynamic_shapes(tmp_path):
             opt.step()
             opt.zero_grad()
         """))
-    proc = run_minify([str(script), "-q"], cwd=tmp_path)
+    proc = run_minify([str(script), "-q", "--early-checks", early], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "minify-out" / "train" / "report.json").read_text())
     assert report["ops"] == ["relu"] and report["verified"] is True

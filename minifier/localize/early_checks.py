@@ -42,6 +42,7 @@ class EarlyGraph:
     values: dict
     ev: Evaluator
     injections: list
+    stamp: tuple = ()  # its files' modification times when loaded (`_stamp`)
 
 
 def wanted(choice: bool | None, cores: int) -> bool:
@@ -85,9 +86,12 @@ class EarlyChecks:
             self.graphs.pop(index).ev.abandon()
 
     def take(self, index: int, injections: list) -> EarlyGraph | None:
-        """Graph `index` as prepared early, if it was and with the same planted bugs."""
+        """Graph `index` as prepared early, if it was, with the same planted bugs, and from the
+        same files (Dynamo may restart a frame's analysis after its graph was saved: the graph
+        saved next, under the same index, is another)."""
         early = self.graphs.pop(index, None)
-        if early is not None and early.injections != injections:
+        if early is not None and (early.injections != injections
+                                  or early.stamp != _stamp(self.folder / f"graph_{index}")):
             early.ev.abandon()  # the search makes its own
             return None
         return early
@@ -102,13 +106,23 @@ class EarlyChecks:
                         self._start(index, path, record)
 
     def _start(self, index: int, path: Path, record: dict) -> None:
+        stamp = _stamp(path)
         try:
             early = self.prepare(index, path, record)
         except Exception:  # not loadable here: the search after the capture says why
             return
         if early is not None:
+            early.stamp = stamp
             self.graphs[index] = early
             early.ev.prefetch(first_questions(early.gm, self.tries))
+
+
+def _stamp(path: Path) -> tuple:
+    """When the graph and its inputs were written (nanoseconds; its record is written again later)."""
+    try:
+        return tuple((path / name).stat().st_mtime_ns for name in ("graph.py", "inputs.pt"))
+    except OSError:
+        return ()
 
 
 def _ready(path: Path) -> dict | None:
