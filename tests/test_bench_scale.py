@@ -78,5 +78,6 @@ def test_scale_bench_smallest_model_answers_relu_with_one_full_graph_compile_per
     assert confirmation["judged_outputs"] == 1  # its own output; the values Inductor stores ride along
     divergence = next(job for job in whole if job["op"] == "divergence")
     assert divergence["compiles"] == 1  # the addmm under relu alone: the stored values came with the confirmation
-    # each job's own peak resident memory (a worker holds torch: hundreds of MiB)
-    assert all(job["peak_mib"] > 100 for job in timeline), timeline
+    # each worker job's own peak resident memory (a worker holds torch: hundreds of MiB); the
+    # capture's row is the script's run, not a worker's job
+    assert all(job["peak_mib"] > 100 for job in timeline if job["op"] != "capture"), timeline
