@@ -21,7 +21,7 @@ from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
-from minifier.localize.early_checks import EarlyChecks, EarlyGraph, wanted
+from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
@@ -203,12 +203,12 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     found.to_localize.append((g, piece.gm if piece else gm, values, last, bugs, gm))
 
 
-def _early_graph(session: Session, index: int, folder: Path, record: dict) -> EarlyGraph:
+def _early_graph(session: Session, index: int, folder: Path, record: dict) -> GraphState:
     """A graph whose inputs the capture saved, made ready while it still runs (EarlyChecks)."""
     return _graph_state(session, GraphRecord(index, folder, record["nodes"], record), record.get("injections", []))
 
 
-def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool = False) -> EarlyGraph:
+def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool = False) -> GraphState:
     """The graph's module, real inputs, values recorded on them and the evaluator that asks about it."""
     gm, inputs = load_graph(g)
     case_dir = session.work / "cases" / f"graph_{g.index}"
@@ -222,7 +222,7 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
     ev = Evaluator(session.pool, case_dir, spec, injections, signature="", atol=opts.atol, rtol=opts.rtol,
                    strict=opts.strict, ignore=opts.ignore, context=context,
                    timeout=opts.hang_timeout if hang else None)
-    return EarlyGraph(gm, inputs, values, ev, injections)
+    return GraphState(gm, inputs, values, ev, injections)
 
 
 def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values: dict, ev: Evaluator,

@@ -34,7 +34,7 @@ POLL_SECONDS = 0.05
 
 
 @dataclass
-class EarlyGraph:
+class GraphState:
     """A captured graph ready for the search: its module, real inputs, recorded values and the
     evaluator its first checks went to (`injections`: the bugs planted when it was made)."""
     gm: fx.GraphModule
@@ -70,9 +70,9 @@ class EarlyChecks:
     """Watches the capture's folder on a thread; `prepare(index, folder, record)` loads a graph
     whose inputs are saved (None to leave it), and its first questions are sent at once."""
 
-    def __init__(self, folder: Path, prepare: Callable[[int, Path, dict], EarlyGraph | None], tries: int):
+    def __init__(self, folder: Path, prepare: Callable[[int, Path, dict], GraphState | None], tries: int):
         self.folder, self.prepare, self.tries = folder, prepare, tries
-        self.graphs: dict[int, EarlyGraph] = {}
+        self.graphs: dict[int, GraphState] = {}
         self.seen: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="early-checks")
@@ -85,7 +85,7 @@ class EarlyChecks:
         for index in set(self.graphs) - searched:
             self.graphs.pop(index).ev.abandon()
 
-    def take(self, index: int, injections: list) -> EarlyGraph | None:
+    def take(self, index: int, injections: list) -> GraphState | None:
         """Graph `index` as prepared early, if it was, with the same planted bugs, and from the
         same files (Dynamo may restart a frame's analysis after its graph was saved: the graph
         saved next, under the same index, is another)."""
