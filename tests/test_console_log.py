@@ -5,7 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
 
 # minify on a trivial script, with the pipeline replaced by one that makes noise the way torch
 # does (a logging line from a torch logger, a Python warning, a C-level write to fd 2) and then

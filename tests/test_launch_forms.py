@@ -3,7 +3,6 @@
 working directory, sys.path[0], `__name__` and argparse are checked by the program itself: it
 raises (with and without the compiler alike) when one differs from a normal run."""
 import json
-import textwrap
 
 import pytest
 

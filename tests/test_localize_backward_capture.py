@@ -3,8 +3,6 @@ other, and replayable alone through torch.compile (aten code)."""
 import json
 import textwrap
 
-import torch
-
 from compiler import inject
 from compiler.graph_code import module_from_source
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state

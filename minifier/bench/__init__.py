@@ -132,7 +132,7 @@ def run_case(case: dict, ns: argparse.Namespace, console) -> Row:
         console.print(f"    {'correct' if row.correct else row.note or 'WRONG'} in {row.wall} s, "
                       f"{row.compiles} compiles, ops {row.ops_after}/{row.min_ops}", highlight=False)
     if ns.vs_builtin and has_repro_level(case):
-        console.print(f"    built-in minifier ...", highlight=False)
+        console.print("    built-in minifier ...", highlight=False)
         cache = seeded_cache(case, caches / "builtin", ns.timeout) if ns.fresh_cache else None
         row.builtin = run_builtin(case, out, case_injections(out / case["name"], case), ns.no_isolate, ns.timeout,
                                   cache)

@@ -290,7 +290,7 @@ def _repro_section(report: dict) -> str:
 
 
 def render(report: dict, localizations: list[dict]) -> str:
-    body = [f"<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report),
+    body = ["<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report),
             _program_section(report), numerics.html_section(report)]
     body += [_localization_section(loc) for loc in localizations]
     body.append(_repro_section(report))
