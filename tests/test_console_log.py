@@ -46,3 +46,24 @@ def test_noise_goes_to_the_log_and_an_error_is_one_line(tmp_path, project_env):
                      "Traceback", "RuntimeError: something minify did not expect"):
         assert expected in text, text
     assert script.read_text().startswith("import torch")
+
+
+def test_the_capture_line_names_failing_graphs_so_an_index_is_not_read_as_a_count(tmp_path):
+    """"failing: 0" read as "nothing failed" on a model whose one graph (index 0) had failed."""
+    import io
+
+    from rich.console import Console
+
+    from minifier.localize.capture_run import Capture, GraphRecord
+    from minifier.report.console import ConsoleUI
+
+    def line(failures: list) -> str:
+        out = io.StringIO()
+        graphs = [GraphRecord(i, tmp_path, 3, {}, failure) for i, failure in enumerate(failures)]
+        ConsoleUI(Console(file=out, width=200)).capture_done(Capture(graphs, {"status": "ok"}, 1.0))
+        return out.getvalue()
+
+    bad = {"kind": "accuracy"}
+    assert "failing: graph 0\n" in line([bad])
+    assert "failing: graphs 0, 2\n" in line([bad, None, bad])
+    assert "failing: none\n" in line([None])

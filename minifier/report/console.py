@@ -28,9 +28,9 @@ class ConsoleUI:
         self._say(text)
 
     def capture_done(self, capture) -> None:
-        failing = [g.index for g in capture.failing]
-        self._say(f"captured {len(capture.graphs)} graph(s) in {capture.seconds:.1f}s; "
-                  f"failing: {', '.join(map(str, failing)) or 'none'}")
+        failing = [str(g.index) for g in capture.failing]  # "failing: 0" read as a count: name the graphs
+        named = f"graph{'s' * (len(failing) > 1)} {', '.join(failing)}" if failing else "none"
+        self._say(f"captured {len(capture.graphs)} graph(s) in {capture.seconds:.1f}s; failing: {named}")
 
     def progress(self, pass_name: str, gm) -> None:
         self._say(f"  {pass_name}: {len(op_nodes(gm))} ops left")
