@@ -26,6 +26,7 @@ from minifier.localize.graph_values import load_graph, record_values, script_ker
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process
+from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
@@ -192,6 +193,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
         bugs, last, piece = bugs_in_pieces(g.index, gm, values, ev, g.failure, search, kernels)
         if piece is not None:
             g.record["replay_note"] = bugs[0].notes["replay"]
+            bugs += bugs_at_unjudged_outputs(g.index, gm, values, ev, g.failure, search)
         else:
             session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
             bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search, kernels)

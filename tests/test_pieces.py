@@ -74,6 +74,25 @@ STRIDES_AT_A_CUT = """\
     """
 
 
+# 89 ops in two pieces: the same cat, of the input's view (a KV cache of what no bug touches),
+# is also the graph's output, as transformers' Llama and GPT-2 return theirs: its strides are
+# the user's to see, a real bug of torch 2.13 (the decomposition of cat) beside the relu
+# (mis-generated) that pieces find; the script's run saw both.
+STRIDES_AT_AN_OUTPUT = """\
+    import torch
+    torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+    def f(x, past):
+        c = torch.cat([past, x.view(2, 8, 4).transpose(1, 2)], dim=-1)
+        for i in range(42):
+            x = torch.relu(x) if i == 10 else (-x if i % 2 else x + 0.5)
+        y = (c @ c.transpose(1, 2)).flatten(1) + x[:, :16]
+        for i in range(40):
+            y = -y if i % 2 else y + 0.5
+        return y, c
+    torch.compile(f)(torch.randn(2, 32), torch.empty(2, 4, 0))
+    """
+
+
 def _minify(tmp_path, source: str):
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(source))
@@ -190,6 +209,31 @@ def test_strides_of_a_value_that_leaves_a_piece_are_not_a_bug(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert [b["ops"] for b in report["bugs"]] == [["relu"]]
     assert "found in pieces: ops 1-45 of 90" in report["bugs"][0]["replay"]
+
+
+@pytest.mark.slow
+def test_strides_of_a_graph_output_are_searched_after_the_bugs_found_in_pieces(tmp_path):
+    proc, report, timeline = _minify(tmp_path, STRIDES_AT_AN_OUTPUT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [b["ops"] for b in report["bugs"]] == [["relu"], ["cat"]]
+    cat = report["bugs"][1]
+    assert cat["failure"]["kind"] == "layout" and cat["stage"] == "aot_eager_decomp_partition"
+    assert cat["verified"] is True and "alone: the script's run saw them differ" in cat["replay"]
+    # the outputs alone, not the whole graph: no question compiles all of its 90 ops at Inductor
+    assert max(row["source_lines"] for row in timeline if row["op"] == "check" and row["stage"] == "inductor") < 70
+
+
+def test_only_outputs_the_script_saw_wrong_at_a_rung_pieces_skip_are_searched_alone():
+    from minifier.reduce.unjudged_outputs import unjudged_outputs
+
+    gm = fx.symbolic_trace(lambda x: (x.sin(), x.cos(), x.t(), x.neg()))
+    failure = {"kind": "accuracy", "metrics": [
+        {"output": "out[0]", "ok": False, "rung": "values"},  # the bug pieces find
+        {"output": "out[1]", "ok": True},
+        {"output": "out[2]", "ok": False, "rung": "layout"},
+        {"output": "out[3]", "ok": False, "rung": "signed_zero"}]}
+    assert unjudged_outputs(gm, failure) == ["t", "neg"]
+    assert unjudged_outputs(gm, {"kind": "compile_error", "message": "..."}) == []
 
 
 def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them():

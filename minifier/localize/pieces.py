@@ -135,6 +135,7 @@ def for_pieces(ev: Evaluator, signature: str) -> Evaluator:
     """The evaluator that judges pieces: a piece returns values the rest of the graph reads,
     whose strides and zero signs no user sees (GPT-2's cat of an empty KV cache returns other
     strides than eager's, which the next matmul does not mind), so those rungs are not judged,
-    unless the script's failure is one of them."""
+    unless the script's failure is one of them. A graph output the script's run saw wrong
+    there is searched on its own afterwards (minifier.reduce.unjudged_outputs)."""
     skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.ignore)
     return replace(ev, ignore=(*ev.ignore, *skip)) if skip else ev
