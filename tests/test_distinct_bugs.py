@@ -129,3 +129,15 @@ def test_the_same_compile_error_after_masking_is_not_confirmed_again(tmp_path):
     assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
     eager_checks = _checks(timeline, "eager")
     assert len(eager_checks) == 1, [(j["source_lines"], j["status"]) for j in eager_checks]
+
+
+def test_a_later_graph_with_the_same_bug_is_named_once_however_many_of_its_pieces_say_so():
+    # GPT-2's generate with a planted tanh bug: each piece of graphs 1 and 2 found it again,
+    # and the report read "same bug in graph(s) 1, 1, 1, 2, 2, 2"
+    from minifier.reduce.bugs import Bug, same_bug_again
+
+    bug, said = Bug(0, "accuracy", "accuracy@inductor", "inductor", "", 3, 3), []
+    for index in (1, 1, 0, 2, 1, 2):
+        same_bug_again(bug, index, said.append)
+    assert bug.also_in == [1, 2]
+    assert said[0] == "graph 1: same bug as graph 0" and len(said) == 6

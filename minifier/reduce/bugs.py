@@ -170,7 +170,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
 def same_bug_again(same: Bug, index: int, say: Callable[[str], None]) -> None:
     """A failure of graph `index` with the key of a bug found before (for a bug with no culprit
     node, its signature alone: a device-side assert in each of a model's blocks is one bug)."""
-    if index != same.graph:
+    if index != same.graph and index not in same.also_in:  # each piece of a graph may say so
         same.also_in.append(index)
     say(f"graph {index}: same bug as graph {same.graph}")
 
