@@ -30,6 +30,7 @@ from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
+from minifier.report.shared_causes import mark_shared_causes
 from minifier.workers.evaluate import Evaluator, first_check_limit
 from minifier.workers.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.workers.main_cuda import start_cuda_aside
@@ -301,6 +302,7 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     and the regression tests it names."""
     evaluators, out = found.evaluator_list(), session.out
     first = next(b for b in found.bugs if b.small is not None)
+    mark_shared_causes(rows)
     report = {**_base_report(session, capture, rows, evaluators), **rows[found.bugs.index(first)]}
     budget = session.budget  # stopped: max-time/max-compiles/interrupted
     report.update(stopped=budget.stopped, reduce_compiles=budget.spent,

@@ -141,3 +141,38 @@ def test_a_later_graph_with_the_same_bug_is_named_once_however_many_of_its_piece
         same_bug_again(bug, index, said.append)
     assert bug.also_in == [1, 2]
     assert said[0] == "graph 1: same bug as graph 0" and len(said) == 6
+
+
+@pytest.mark.slow
+def test_two_repros_blamed_on_one_lowering_say_they_share_a_cause(tmp_path):
+    # a planted neg bug reaches silu too (Inductor writes it with a neg), as in transformers' Llama
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        def f(x):
+            return -x * 2, torch.nn.functional.silu(x + 1)
+        torch.compile(f)(torch.randn(8, 16))
+        """))
+    proc = run_minify([str(script), "-q", "-j", "2", "--inject", "neg:accuracy:double"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "minify-out" / "prog" / "report.json").read_text())
+    assert [b["ops"] for b in report["bugs"]] == [["neg"], ["silu"]]
+    assert all(b["verified"] for b in report["bugs"])
+    assert [b.get("same_cause_as") for b in report["bugs"]] == [None, 1]
+    assert "blamed on the same part as bug 1" in proc.stdout + proc.stderr
+
+
+def test_only_a_named_op_or_pass_makes_two_bugs_share_a_cause():
+    from minifier.report.shared_causes import mark_shared_causes
+
+    def lowering(target: str) -> dict:
+        return {"what": "lowering", "run": {"disable": {"lowerings": [target.split(".")[1]]}, "verdict": "pass"},
+                "targets": [target]}
+    fusion = {"what": "fusion", "run": {"apart": "all", "verdict": "pass"}}
+    config = {"what": "config", "run": {"config": {"x": None}, "verdict": "pass"}}
+    decomp = {"what": "decomposition", "run": {"disable": {"decomposition": ["aten.cat.default"]}, "verdict": "pass"}}
+    rows = [{"blame": [config, lowering("aten.neg.default")]}, {"blame": [fusion]}, {"blame": [fusion]},
+            {"blame": [lowering("aten.neg.default")]}, {"blame": [config, lowering("aten.exp.default")]},
+            {"blame": [decomp]}, {"blame": [decomp]}, {}]
+    mark_shared_causes(rows)
+    assert [r.get("same_cause_as") for r in rows] == [None, None, None, 1, None, None, 6, None]

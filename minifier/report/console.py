@@ -197,4 +197,6 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
+    if bug.get("same_cause_as"):
+        table.add_row("cause", f"blamed on the same part as bug {bug['same_cause_as']}: likely one bug, two repros")
     return Panel(table, title=f"bug {number} of {count}", border_style="green" if ok else "red")
