@@ -93,6 +93,18 @@ STRIDES_AT_AN_OUTPUT = """\
     """
 
 
+# 96 ops in two pieces of 48, relu (mis-generated) in each: a model repeats its layers.
+RELU_IN_EACH_PIECE = """\
+    import torch
+    torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+    def f(x):
+        for i in range(96):
+            x = torch.relu(x) if i in (20, 70) else (-x if i % 2 else x + 0.5)  # errors carry on undamped
+        return x
+    torch.compile(f)(torch.randn(8, 16))
+    """
+
+
 def _minify(tmp_path, source: str):
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(source))
@@ -234,6 +246,15 @@ def test_only_outputs_the_script_saw_wrong_at_a_rung_pieces_skip_are_searched_al
         {"output": "out[3]", "ok": False, "rung": "signed_zero"}]}
     assert unjudged_outputs(gm, failure) == ["t", "neg"]
     assert unjudged_outputs(gm, {"kind": "compile_error", "message": "..."}) == []
+
+
+@pytest.mark.slow
+def test_a_piece_that_passes_with_a_known_bugs_op_masked_is_not_confirmed_again(tmp_path):
+    proc, report, timeline = _minify(tmp_path, RELU_IN_EACH_PIECE)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["verified"]
+    # the second piece: one check with its relu fed the recorded value, no replays, no stage checks
+    assert sum(1 for row in timeline if row["op"] == "check" and row["stage"] == "aot_eager") == 1
 
 
 def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them():
