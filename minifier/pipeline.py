@@ -25,7 +25,7 @@ from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process
+from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process, known_ops
 from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
@@ -197,7 +197,8 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
             bugs += bugs_at_unjudged_outputs(g.index, gm, values, ev, g.failure, search)
         else:
             session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
-            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search, kernels)
+            bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search, kernels,
+                                       masked_first=known_ops(gm, values, search.known))
         if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
             bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)

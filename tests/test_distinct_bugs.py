@@ -176,3 +176,32 @@ def test_only_a_named_op_or_pass_makes_two_bugs_share_a_cause():
             {"blame": [decomp]}, {"blame": [decomp]}, {}]
     mark_shared_causes(rows)
     assert [r.get("same_cause_as") for r in rows] == [None, None, None, 1, None, None, 6, None]
+
+
+@pytest.mark.slow
+def test_a_later_graph_that_passes_with_a_known_bugs_op_masked_is_that_bug_without_a_replay(tmp_path):
+    # three graphs (two graph breaks), the mis-generated relu in each
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+        def block(x):
+            for i in range(6):
+                x = torch.relu(x) if i == 2 else (-x if i % 2 else x + 0.5)
+            return x
+        def f(x):
+            x = block(x)
+            torch._dynamo.graph_break()
+            x = block(x * 2)
+            torch._dynamo.graph_break()
+            return block(x - 1)
+        torch.compile(f)(torch.randn(8, 16))
+        """))
+    proc = run_minify([str(script), "-q", "-j", "2"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = tmp_path / "minify-out" / "prog"
+    report = json.loads((out / "report.json").read_text())
+    assert [(b["ops"], b["also_in_graphs"], b["verified"]) for b in report["bugs"]] == [(["relu"], [1, 2], True)]
+    timeline = json.loads((out / "work" / "timeline.json").read_text())
+    # graphs 1 and 2: one check each with their relu fed its recorded value; no replays, no stage checks
+    assert sum(1 for row in timeline if row["op"] == "check" and row["stage"] == "aot_eager") == 1
