@@ -198,7 +198,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
         else:
             session.ui.step(f"graph {g.index}: confirming {g.failure['kind']} outside the script")
             bugs, last = bugs_in_graph(g.index, gm, values, ev, g.failure["signature"], search, kernels,
-                                       masked_first=known_ops(gm, values, search.known))
+                                       masked_first=known_ops(gm, values, search.known, g.failure["signature"]))
         if bugs and bugs[0].reproduced == 0 and g.record.get("symbolic") and spec.dynamic is not True:
             bugs, last = _replay_dynamic(session, g, gm, values, ev, bugs, search)
     found.bugs.extend(bugs)

@@ -205,3 +205,19 @@ def test_a_later_graph_that_passes_with_a_known_bugs_op_masked_is_that_bug_witho
     timeline = json.loads((out / "work" / "timeline.json").read_text())
     # graphs 1 and 2: one check each with their relu fed its recorded value; no replays, no stage checks
     assert sum(1 for row in timeline if row["op"] == "check" and row["stage"] == "aot_eager") == 1
+
+
+def test_a_known_accuracy_bugs_op_is_masked_first_only_in_a_graph_that_fails_on_values():
+    import torch
+    import torch.fx as fx
+
+    from minifier.reduce.bugs import Bug, known_ops
+
+    gm = fx.symbolic_trace(lambda x: torch.relu(x) + torch.sin(x))
+    values = {"relu": torch.ones(2), "sin": torch.ones(2)}
+    relu = Bug(0, "accuracy", "accuracy@inductor", "inductor", "", 3, 3)
+    known = {("accuracy@inductor", "relu"): relu, ("compile_error@inductor", None): relu}
+    assert known_ops(gm, values, known, "accuracy@inductor") == {"relu": relu}
+    # a compile error would pass with relu masked, and be called the accuracy bug
+    assert known_ops(gm, values, known, "compile_error@inductor|SyntaxError") == {}
+    assert known_ops(gm, {}, known, "accuracy@inductor") == {}  # no recorded value to feed it

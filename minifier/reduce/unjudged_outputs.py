@@ -4,8 +4,8 @@ its other bugs were found in pieces.
 Pieces are judged without those rungs (minifier.localize.pieces.for_pieces): a piece returns
 values that only the rest of the graph reads, whose strides no user sees. A graph's own
 output is what the user sees, though: the cat of an empty KV cache in transformers' Llama and
-GPT-2 returns other strides than eager's. Beside a planted accuracy bug, that real bug was
-found in pieces never, and so was lost. The script's run judged every output of the whole
+GPT-2 returns other strides than eager's. Beside a planted accuracy bug, the pieces never saw
+that real bug, and it was lost. The script's run judged every output of the whole
 graph on every rung; the outputs it found wrong only at such a rung are rebuilt as a graph of
 their own (the ops that compute them) and searched as any graph is, by the whole oracle.
 """
