@@ -226,9 +226,8 @@ def known_ops(gm: fx.GraphModule, values: dict, known: dict, signature: str) -> 
     would be another bug, and would pass once the op is masked."""
     if not signature.startswith("accuracy@"):
         return {}
-    by_op = {label: bug for (key, label), bug in known.items() if label and key == "accuracy@inductor"}
-    return {n.name: by_op[op_label(n)] for n in op_nodes(gm)
-            if op_label(n) in by_op and isinstance(values.get(n.name), torch.Tensor)}
+    return {name: bug for (key, label), bug in known.items() if label and key == "accuracy@inductor"
+            for name in same_op(gm, label, values)}
 
 
 def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
