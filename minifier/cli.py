@@ -93,8 +93,10 @@ def comma_lists(argv: list[str], options: dict[str, str]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify", usage=USAGE, description=None, epilog=_epilog(),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    from repro.one_line_parser import OneLineParser
+
+    p = OneLineParser(prog="minify", usage=USAGE, description=None, epilog=_epilog(),
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=_version_line())
     p.add_argument("script", type=Path, nargs="?",
                    help="the failing Python script, or a failing pytest test as its node id (path/test_x.py::test_y)")
@@ -233,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1:]
-    ns = parser().parse_args(argv)
+    try:
+        ns = parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad argument (one line)
+        return _exit_status(exc)
     from rich.console import Console
 
     from compiler.rungs import parse_ignore
@@ -244,7 +249,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
         return 2
+    from minifier.option_checks import bad_option
+
+    bad = bad_option(ns)
+    if bad:  # before anything is started or written
+        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False, soft_wrap=True)
+        return 2
     return _minify(ns, _options(ns, script_args, ignore), console)
+
+
+def _exit_status(exc: SystemExit) -> int:
+    return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
 
 
 def _subcommand(name: str, args: list[str]) -> int:
@@ -254,6 +269,8 @@ def _subcommand(name: str, args: list[str]) -> int:
     try:
         module = importlib.import_module(SUBCOMMANDS[name])
         return module.main(comma_lists(args, COMMA_LISTS.get(name, {})))
+    except SystemExit as exc:  # its --help, or a bad argument (one line)
+        return _exit_status(exc)
     except ModuleNotFoundError as exc:  # e.g. `fuzz` without hypothesis
         if exc.name is None or exc.name.split(".")[0] in ("compiler", "repro", "minifier"):
             raise

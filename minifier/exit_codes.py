@@ -1,28 +1,38 @@
-"""The exit statuses of every minify command (minify, bisect, fuzz), in one place: scripts and CI
-read them, so one number means one thing everywhere. `minify --help` prints EXIT_CODES and the
-README's "Exit codes" section says the same (tests/test_cli_help.py checks it)."""
+"""The exit statuses of every minify command (minify, replay, bisect, fuzz, bench), in one place:
+scripts and CI read them, so one number means one thing everywhere. `minify --help` prints
+EXIT_CODES and the README's "Exit codes" section says the same (tests/test_cli_help.py checks it).
 
-EXIT_OK = 0  # minify: reproduced and verified; bisect: blamed; fuzz: nothing failed
-EXIT_INTERNAL = 1  # minify: a bug in minify itself (the line names the log)
-EXIT_FOUND = 1  # fuzz: failures found, each reproduced
-EXIT_BAD_INPUT = 2  # bad arguments, script or repro folder
+1 is what a generated repro.py says when its bug reproduces (as a failing test does), so it means
+"the bug is there" for every command that answers that: `replay` and `fuzz`. minify's own failure
+has a number of its own (70, sysexits' EX_SOFTWARE), never taken for a finding."""
+
+EXIT_OK = 0  # minify: reproduced and verified; bisect: blamed; fuzz: nothing failed; replay: not reproduced
+EXIT_FOUND = 1  # replay: the repro reproduces; fuzz: failures found, each reproduced
+EXIT_BAD_INPUT = 2  # bad arguments, script or repro folder; a repro that cannot run
 EXIT_NOTHING_FAILED = 3  # minify: no graph and no end-to-end run failed
 EXIT_NOT_REPRODUCED = 4  # a failure that did not reproduce (or a repro that did not verify)
 EXIT_NUMERICS = 5  # minify: compiled differs from eager only as floating-point numerics do
 EXIT_CANNOT_WRITE = 6  # the output folder cannot be written
+EXIT_WRONG_ANSWERS = 7  # bench: a case's answer was not the expected one
+EXIT_INTERNAL = 70  # a bug in minify itself (the line names the log)
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
-# What each exit status of `minify SCRIPT` means.
+# What each exit status of every command means.
 EXIT_CODES = {
-    EXIT_OK: "a verified repro was written",
-    EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
+    EXIT_OK: "success: minify wrote a verified repro; bisect blamed a compiler part; fuzz found nothing; "
+             "replay: the repro ran and did not reproduce",
+    EXIT_FOUND: "the bug is there: replay (repro.py reproduces, as it says itself with exit 1) and fuzz "
+                "(failures found, each reproduced); minify SCRIPT never ends with 1",
     EXIT_BAD_INPUT: "bad input: a missing file, a syntax error, a bad option, a script that fails without the "
-                    "compiler too, an output folder that holds another run",
+                    "compiler too, an output folder that holds another run or files of yours, a folder in use by "
+                    "another run, a repro folder that cannot run (a damaged inputs.pt); nothing was changed",
     EXIT_NOTHING_FAILED: "nothing failed: every compiled graph matched eager, and so did the whole program",
     EXIT_NOT_REPRODUCED: "a failure was seen but did not reproduce, or its repro did not verify",
     EXIT_NUMERICS: "numerics, not a miscompile: compiled differs from eager only as floating-point rounding does "
                    "(one graph alone is enough and it passes every check of the oracle; the report gives each "
                    "one's error against fp64, and a setting that makes them match only when seen to)",
     EXIT_CANNOT_WRITE: "the output folder cannot be written (not writable, disk full); the line names the path",
+    EXIT_WRONG_ANSWERS: "bench: some case's answer was not the expected one",
+    EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); what was found so far is kept and report.json says so",
 }

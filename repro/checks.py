@@ -283,6 +283,7 @@ def crashing_check(info: ReproInfo, device: str, function: bool) -> list[str]:
         out.add('if __name__ == "__main__":')
         out.depth += 1
         out.add(*child_block(info, device))
+        out.add("make_inputs()  # inputs that cannot be built or loaded: no verdict, not the child's crash")
     out.add("try:",
             f"    child = subprocess.run([sys.executable, __file__, '--compiled-run'], capture_output=True, "
             f"timeout={CHILD_TIMEOUT})",

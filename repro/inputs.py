@@ -132,27 +132,42 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
     return _make_inputs_source(lines, saved, names, len(values), inputs_file, device)
 
 
+# A missing, empty or damaged inputs file is no verdict on the bug: repro.py says it cannot run
+# and ends with 2, never with 1 ("reproduced"), which a traceback would give.
+LOAD_SAVED = """def load_saved(device):
+    \"\"\"The saved inputs ({inputs_file}); CANNOT RUN (exit 2) when they cannot be read.\"\"\"
+    try:
+        return torch.load(INPUTS, map_location=device, weights_only=True)
+    except Exception as error:
+        first = (str(error).strip().splitlines() or [''])[0][:200]
+        print(f"CANNOT RUN: cannot load {{INPUTS}}: {{type(error).__name__}}: {{first}}")
+        raise SystemExit(2)
+
+
+"""
+
+
 def _make_inputs_source(lines: list[str], saved: list, names: list[str], count: int, inputs_file: str,
                         device: str) -> InputsPlan:
     """`def make_inputs(device)` around the statements that build the `count` inputs: the whole
     file loaded and returned when every input is saved, in order; a single literal returned as
     it is built; else the statements and a list of the names."""
     head = [f"def make_inputs(device={device!r}):"]
+    loader = LOAD_SAVED.format(inputs_file=inputs_file) if saved else ""
     if saved:
-        head.append(f"    saved = torch.load(INPUTS, map_location=device, weights_only=True)  # {inputs_file}")
+        head.append(f"    saved = load_saved(device)  # {inputs_file}")
     if saved and len(saved) == count and all(line.startswith(f"{names[i]} = saved[{i}]  # ")
                                               for i, line in enumerate(lines)):  # all of them, in order
         shown = ", ".join(f"{names[i]} {line.split('  # ', 1)[1]}" for i, line in enumerate(lines))
-        return InputsPlan("\n".join([head[0], f"    # {inputs_file}: {shown}",
-                                      "    return torch.load(INPUTS, map_location=device, weights_only=True)"]) + "\n",
-                          saved)
+        return InputsPlan(loader + "\n".join([head[0], f"    # {inputs_file}: {shown}",
+                                               "    return load_saved(device)"]) + "\n", saved)
     one = len(lines) == 1 and not saved and lines[0].startswith(f"{names[0]} = ")
     if one and len(lines[0]) + 14 <= 110:  # a single literal: returned as it is built
         expression, _, note = lines[0][len(names[0]) + 3:].partition("  # ")
         return InputsPlan("\n".join(head + [f"    return [{expression}]  # {names[0]}" + (f"; {note}" if note else "")])
                           + "\n", saved)
     body = head + ["    " + line for line in lines] + [f"    return [{', '.join(names)}]"]
-    return InputsPlan("\n".join(body) + "\n", saved)
+    return InputsPlan(loader + "\n".join(body) + "\n", saved)
 
 
 def describe_tensor(t: torch.Tensor) -> str:

@@ -2,7 +2,8 @@
 
 repro.py runs first, from another directory, as a maintainer would run it: its one line is the
 verdict and its exit code the command's (1 when the bug reproduces, 0 when it does not, 2 when
-it cannot run or DIR is not a repro folder). Then minify's own oracle judges the same graph on
+it cannot run, its inputs cannot be loaded, or DIR is not a repro folder: a traceback is never
+taken for "reproduces"). Then minify's own oracle judges the same graph on
 the same inputs in a second fresh process (repro/runner.py) for the error metrics of every
 output. With `--device`, only that second judgment runs, on the device asked for.
 """
@@ -16,13 +17,14 @@ from pathlib import Path
 
 from repro.manifest import REPRO, ReproFolderError, read_manifest
 from repro.verify import run_repro
+from repro.one_line_parser import OneLineParser
 
 CANNOT_RUN = 2
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify replay", description="Rerun a repro folder written by minify "
+    p = OneLineParser(prog="minify replay", description="Rerun a repro folder written by minify "
                                 "in a fresh process, from another directory; print the verdict and metrics.")
     p.add_argument("folder", type=Path, help="the folder that holds repro.py")
     p.add_argument("--device", help="judge on this device instead of the recorded one (e.g. cuda), with minify's "
@@ -43,12 +45,32 @@ def oracle_metrics(folder: Path, device: str | None, timeout: float) -> tuple[in
     return done.returncode, done.stdout.splitlines() or (done.stderr.strip().splitlines() or ["no output"])[-1:]
 
 
+def bad_folder(folder: Path, manifest: dict) -> str | None:
+    """Why the repro folder cannot run, seen without running it: a missing or empty inputs file."""
+    name = manifest.get("inputs_file")
+    if not name:
+        return None
+    path = folder / name
+    if not path.is_file():
+        return f"{path}: missing (repro.py loads its inputs from it)"
+    if path.stat().st_size == 0:
+        return f"{path}: empty (repro.py loads its inputs from it)"
+    return None
+
+
 def main(argv: list[str]) -> int:
     ns = parser().parse_args(argv)
+    if not ns.timeout > 0:
+        print(f"minify: --timeout {ns.timeout}: must be greater than zero")
+        return CANNOT_RUN
     try:
         manifest = read_manifest(ns.folder)
     except ReproFolderError as exc:
         print(f"minify: {exc}")
+        return CANNOT_RUN
+    problem = bad_folder(ns.folder, manifest)
+    if problem:
+        print(f"minify: {problem}")
         return CANNOT_RUN
     print(f"replaying {ns.folder / REPRO}: expects {manifest['signature']} "
           f"(recorded with torch {manifest.get('torch')} on {manifest.get('device')})")
@@ -57,8 +79,12 @@ def main(argv: list[str]) -> int:
         print("\n".join(lines))
         return code if code in (0, 1, CANNOT_RUN) else CANNOT_RUN
     result = run_repro(ns.folder / REPRO, timeout=ns.timeout)
-    if result.returncode not in (0, 1):
-        print(f"minify: repro.py ended abnormally (exit {result.returncode}): {result.line}")
+    # Only its own verdict line counts: a traceback also ends with 1 (a repro.py that cannot load,
+    # from before repro.py said CANNOT RUN), and is no answer on the bug.
+    said = result.line.startswith("REPRODUCED") if result.returncode == 1 else \
+        result.line.startswith("NOT REPRODUCED") if result.returncode == 0 else False
+    if not said:
+        print(f"minify: {ns.folder / REPRO} could not run (exit {result.returncode}): {result.line}")
         return CANNOT_RUN
     if manifest.get("kind") not in ("crash", "hang"):
         _, lines = oracle_metrics(ns.folder, None, ns.timeout)

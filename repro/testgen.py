@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from repro.manifest import ReproFolderError, read_manifest, repro_folders
+from repro.one_line_parser import OneLineParser
 
 CRASHING = ("crash", "hang")
 
@@ -144,7 +145,7 @@ def main(argv: list[str]) -> int:
     """`minify test-from REPRO_DIR DIR`: one pytest file per repro folder under REPRO_DIR."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="minify test-from", description="Write a pytest regression test from a "
+    p = OneLineParser(prog="minify test-from", description="Write a pytest regression test from a "
                                 "repro folder: it fails while the bug exists and passes once it is fixed.")
     p.add_argument("repro_dir", type=Path, help="a folder written by minify (its bug-N sub-folders count too)")
     p.add_argument("dest", type=Path, help="where to write the test (and the files it needs)")

@@ -151,6 +151,10 @@ def test_bad_input_is_one_line(case: Case, user):
     assert _tree(home) == before  # the script and its folder are as they were
     if case.prepare == "foreign":
         assert (out / "thesis.tex").read_text() == "\\documentclass{article}\n"
+    if case.prepare == "other run" and "--force" in case.args:  # set aside whole, never mixed with this run
+        aside = [p for p in out.iterdir() if p.name.startswith("previous-")]
+        assert len(aside) == 1 and json.loads((aside[0] / "report.json").read_text())["script"].endswith("other.py")
+        assert "other.py" not in (out / "report.json").read_text()
 
 
 def test_ctrl_c_keeps_what_was_found_and_says_so(user):

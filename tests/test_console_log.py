@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+from minifier.exit_codes import EXIT_INTERNAL
+
 
 # minify on a trivial script, with the pipeline replaced by one that makes noise the way torch
 # does (a logging line from a torch logger, a Python warning, a C-level write to fd 2) and then
@@ -34,7 +36,7 @@ def test_noise_goes_to_the_log_and_an_error_is_one_line(tmp_path, project_env):
                           env={**project_env, "COLUMNS": "300"}, capture_output=True, text=True, timeout=300)
     console = proc.stdout + proc.stderr
     log = out / "work" / "minify.log"
-    assert proc.returncode == 1, console
+    assert proc.returncode == EXIT_INTERNAL, console
     assert "Traceback" not in console
     for noise in ("fake tensor raised", "TensorFloat32", "C++ warning", "UserWarning"):
         assert noise not in console

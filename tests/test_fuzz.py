@@ -160,7 +160,7 @@ def test_fuzz_replays_saved_findings(tmp_path):
     assert first.returncode == 1, first.stdout[-2000:]
     assert any(db.rglob("*")), "nothing saved in the example database"
     again = run_minify(["fuzz", *common, "--replay", "-o", str(tmp_path / "b")], cwd=tmp_path)
-    replayed = json.loads((tmp_path / "b" / "fuzz.json").read_text())
+    replayed = json.loads((tmp_path / "b" / "replay.json").read_text())  # a replay's own record
     assert again.returncode == 1, again.stdout[-2000:]
     assert [r["key"] for r in replayed["failures"]] == ["accuracy@inductor [neg]"]
     assert replayed["stopped"] == "replayed" and replayed["compiles"] < 10

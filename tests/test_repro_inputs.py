@@ -139,12 +139,13 @@ class Evil:
 
 
 def test_repro_refuses_pickled_objects(tmp_path):
-    """A tampered inputs file is never unpickled: repro.py stops with weights_only's error and
-    never says REPRODUCED."""
+    """A tampered inputs file is never unpickled: repro.py says it cannot run (exit 2), with
+    weights_only's error, and never says REPRODUCED."""
     values = {"x": torch.randn(40)}
     repro = write(tmp_path / "repro", values)
     with open(tmp_path / "repro" / INPUTS_FILE, "wb") as f:
         torch.save([Evil()], f, pickle_module=pickle)
     proc = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode != 0 and "UnpicklingError" in proc.stderr, proc.stdout + proc.stderr
+    assert proc.returncode == 2 and proc.stdout.startswith("CANNOT RUN: cannot load") and \
+        "UnpicklingError" in proc.stdout, proc.stdout + proc.stderr  # no verdict: it cannot run
     assert "pwned" not in proc.stdout + proc.stderr and "REPRODUCED" not in proc.stdout

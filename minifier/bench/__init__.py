@@ -31,13 +31,15 @@ from minifier.bench.builtin import case_injections, has_repro_level, run_builtin
 from minifier.bench.cases import CORPUS, ROOT, load_manifest, run_minify, seeded_cache, select
 from minifier.bench.score import Row, dynamo_graph_count, expected_miss, failing_dynamo_graph, score, summary
 from minifier.bench.table import print_table
+from minifier.exit_codes import EXIT_WRONG_ANSWERS
+from repro.one_line_parser import OneLineParser
 
 __all__ = ["CORPUS", "ROOT", "Row", "dynamo_graph_count", "failing_dynamo_graph", "load_manifest", "main", "score",
            "select", "sitecustomize_source", "summary"]
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify bench", description="Run minify over the corpus and score it.")
+    p = OneLineParser(prog="minify bench", description="Run minify over the corpus and score it.")
     p.add_argument("--cases", help="comma-separated case names (any device)")
     p.add_argument("-k", dest="substring", help="cases whose name contains this")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device of the default subset")
@@ -111,7 +113,7 @@ def main(argv: list[str]) -> int:
     console.print(f"correct {totals['correct']}/{totals['scored']} scored cases "
                   f"({totals['programs_correct']}/{totals['programs']} foreign programs); "
                   f"total wall {totals['total_wall']} s; results in {ns.json}", highlight=False)
-    return 0 if all(r.correct or expected_miss(r) for r in rows) else 1
+    return 0 if all(r.correct or expected_miss(r) for r in rows) else EXIT_WRONG_ANSWERS
 
 
 def run_case(case: dict, ns: argparse.Namespace, console) -> Row:

@@ -8,11 +8,12 @@ from minifier.blame.render import print_blame
 from minifier.blame.search import blame_report
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_OK
 from repro.manifest import ReproFolderError
+from repro.one_line_parser import OneLineParser
 
 
 def main(argv: list[str]) -> int:
     """`minify bisect REPRO_DIR`: exit 0 once blamed, 2 for a bad folder, 4 if it did not reproduce."""
-    p = argparse.ArgumentParser(prog="minify bisect", description="Find which decomposition, pass, lowering, "
+    p = OneLineParser(prog="minify bisect", description="Find which decomposition, pass, lowering, "
                                 "fusion, code path or config flag a repro folder's failure needs.")
     p.add_argument("repro_dir", type=Path, help="a folder written by minify (holds repro.py and repro.json)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the table")

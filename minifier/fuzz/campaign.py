@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import unittest
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -216,6 +217,10 @@ class Campaign:
             return exc.failure
         except TimeUp:
             return None
+        except unittest.SkipTest:  # a replay with nothing saved under these options: nothing to run
+            if not self.opts.replay:
+                raise
+            self.say("nothing saved in the example database under these options: nothing to replay")
         return None
 
     def shortest_prefix(self, failure: Failure) -> Failure:

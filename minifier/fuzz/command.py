@@ -21,6 +21,7 @@ from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, 
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
 from minifier.fuzz.cases import case_name, mark_duplicates, numerics_apart, reduce_failure, write_case
 from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
+from repro.one_line_parser import OneLineParser
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
                    [--device D] [--inject SPEC] [--mask SIG_OR_OP] [--finite-only] [--backward P]
@@ -36,7 +37,7 @@ failed, 1 failures found (all reproduced), 4 a failure did not reproduce, 2 bad 
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minify fuzz", usage=USAGE)
+    p = OneLineParser(prog="minify fuzz", usage=USAGE)
     p.add_argument("--ops", nargs="+", metavar="OP", help="ops to draw from (OpInfo names; default: all lowered)")
     p.add_argument("--dtypes", nargs="+", metavar="DT", help="dtypes to draw (e.g. float32 int64; default: all)")
     p.add_argument("--max-examples", type=int,
@@ -67,12 +68,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def options(ns: argparse.Namespace) -> FuzzOptions:
-    max_examples = ns.max_examples or (10**9 if ns.max_time else 200)
+    max_examples = ns.max_examples if ns.max_examples is not None else 10**9 if ns.max_time else 200
     # `--mask signed_zero,layout` is two masks; a signature or a fuzz.json key may hold commas itself
     masks = [m for spec in ns.mask for m in ([spec] if "@" in spec or "[" in spec else spec.split(",")) if m]
     return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=max_examples, max_time=ns.max_time,
                        seed=ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
-                       max_steps=max(1, ns.max_steps), allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
+                       max_steps=ns.max_steps, allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
                        quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay,
                        backward=ns.backward)
 
@@ -82,6 +83,15 @@ def validate(opts: FuzzOptions) -> str | None:
     from compiler.inject import bad_spec
     from minifier.fuzz.op_catalog import parse_dtypes, resolve_ops
 
+    if not 0 <= opts.backward <= 1:
+        return f"--backward {opts.backward}: a share, from 0 to 1"
+    for value, flag in ((opts.max_examples, "--max-examples"), (opts.max_time, "--max-time"),
+                        (opts.max_steps, "--max-steps")):
+        if value is not None and not value > 0:
+            return f"{flag} {value}: must be greater than zero"
+    problem = foreign_file(opts)  # the cheap checks first: the op catalog takes seconds to build
+    if problem:
+        return problem
     try:
         resolve_ops(opts.ops)
         parse_dtypes(opts.dtypes)
@@ -89,9 +99,28 @@ def validate(opts: FuzzOptions) -> str | None:
         torch.device(opts.device)
     except (KeyError, RuntimeError) as exc:
         return str(exc).strip("'\"")
-    if not 0 <= opts.backward <= 1:
-        return f"--backward {opts.backward}: a share, from 0 to 1"
     return bad_spec(opts.injections)
+
+
+# What a fuzz run writes at the top of its folder; it empties work/, cases/, tests/ and bug-k/.
+FUZZ_OUTPUTS = ("fuzz.json", "fuzz.html", "fuzz.log", "replay.json", "replay.html", "replay.log", "replay", "work",
+                "cases", "tests", "examples-db")
+
+
+def foreign_file(opts: FuzzOptions) -> str | None:
+    """An output folder that holds anything a fuzz run did not write is refused: a run empties
+    its own folders there (work/, cases/, tests/, bug-k/), and those could be the user's."""
+    out = opts.out
+    if out.exists() and not out.is_dir():
+        return f"-o {out}: not a folder"
+    if not out.is_dir():
+        return None
+    names = sorted(p.name for p in out.iterdir())
+    if names and not {"fuzz.json", "fuzz.log", "replay.json", "replay.log"} & set(names):
+        return f"output folder {out} holds files that no fuzz run wrote (e.g. {out / names[0]}); choose another with -o"
+    others = [n for n in names if n not in FUZZ_OUTPUTS and not n.startswith("bug-")]
+    return f"output folder {out} holds files that no fuzz run wrote (e.g. {out / others[0]}); choose another " \
+           f"with -o" if others else None
 
 
 def fuzz(opts: FuzzOptions, console) -> dict:
@@ -100,8 +129,10 @@ def fuzz(opts: FuzzOptions, console) -> dict:
 
     start = time.perf_counter()
     out = opts.out.resolve()
-    work = out / "work"
-    for stale in [work, out / "cases", out / "tests", *out.glob("bug-*")]:  # this folder is ours
+    record = record_name(opts)
+    base = files_of(opts)  # a replay's own files go to OUT/replay/: the campaign's stay as they are
+    work = base / "work"
+    for stale in [work, base / "cases", base / "tests", *base.glob("bug-*")]:  # this folder is ours
         shutil.rmtree(stale, ignore_errors=True)
     work.mkdir(parents=True)
 
@@ -109,7 +140,9 @@ def fuzz(opts: FuzzOptions, console) -> dict:
         if not opts.quiet:
             console.print(f"[dim]{time.perf_counter() - start:7.1f}s[/dim] {escape(text)}", highlight=False)
 
-    say(f"starting the worker; what torch and its libraries print goes to {out / 'fuzz.log'}")
+    say(f"starting the worker; what torch and its libraries print goes to {out / (record + '.log')}")
+    for difference in differences(opts):
+        say(f"replaying with {difference}")
     runner = Runner(opts, work)
     campaign = Campaign(opts, runner, Masks.parse(opts.masks), say)
     try:
@@ -122,15 +155,16 @@ def fuzz(opts: FuzzOptions, console) -> dict:
               "injections": opts.injections, "masks": opts.masks, "examples": campaign.generated,
               "compiles": runner.compiles, "outcomes": dict(runner.statuses), "masked": campaign.masked,
               "stopped": campaign.stopped, "campaign_seconds": round(campaign_seconds, 1), "out": str(out),
-              "database": str(opts.database) if opts.database else None, "failures": rows}
+              "database": str(opts.database) if opts.database else None, "failures": rows,
+              "record": record, "differences": differences(opts)}
     write_json(out, result)
     for number, (failure, row) in enumerate(zip(failures, rows), 1):
         name = case_name(number, failure)
-        script = write_case(failure, out / "cases", name, opts)
+        script = write_case(failure, base / "cases", name, opts)
         row["case"] = str(script)
         if opts.reduce:
             say(f"reducing failure {number} ({failure.key}) from {script}")
-            row.update(reduce_failure(script, out / f"bug-{number}", out / "tests", opts.quiet, console))
+            row.update(reduce_failure(script, base / f"bug-{number}", base / "tests", opts.quiet, console))
         write_json(out, result)
     result["failures"], result["numerics"] = numerics_apart(rows)
     mark_duplicates(result["failures"])
@@ -175,8 +209,40 @@ def failure_row(number: int, failure: Failure) -> dict:
             "inputs": failure.program.describe_inputs()}
 
 
+def record_name(opts: FuzzOptions) -> str:
+    """A campaign writes fuzz.json/.html/.log; a replay, replay.json/.html/.log beside them."""
+    return "replay" if opts.replay else "fuzz"
+
+
+def files_of(opts: FuzzOptions) -> Path:
+    """Where the run's work, cases, tests and bug-k folders go: OUT, or OUT/replay for a replay."""
+    return opts.out.resolve() / ("replay" if opts.replay else "")
+
+
+CAMPAIGN_OPTIONS = {"ops": "--ops", "dtypes": "--dtypes", "device": "--device", "injections": "--inject"}
+
+
+def differences(opts: FuzzOptions) -> list[str]:
+    """A replay's options that differ from the campaign's in OUT/fuzz.json (its saved failures are
+    keyed by what programs were drawn from, so they are not found under other ones)."""
+    if not opts.replay:
+        return []
+    try:
+        campaign = json.loads((opts.out / "fuzz.json").read_text())
+    except (OSError, ValueError):
+        return []
+    said = []
+    for key, flag in CAMPAIGN_OPTIONS.items():
+        then, now = campaign.get(key), getattr(opts, key)
+        lists = isinstance(now, list) or isinstance(then, list) or now is None
+        if (sorted(then or []) != sorted(now or [])) if lists else then != now:
+            said.append(f"{flag} {now or 'default'}, not the campaign's {then or 'default'} (fuzz.json): "
+                        f"its saved failures are found only under its own options")
+    return said
+
+
 def write_json(out: Path, result: dict) -> None:
-    (out / "fuzz.json").write_text(json.dumps(result, indent=1, default=str))
+    (out / f"{result.get('record', 'fuzz')}.json").write_text(json.dumps(result, indent=1, default=str))
 
 
 def exit_code(result: dict) -> int:
@@ -218,7 +284,10 @@ def print_summary(result: dict, console) -> None:
     console.print(f"examples {result['examples']} ({result['compiles']} compiled: {outcomes or 'none'}; "
                   f"masked {result['masked']}), stopped by {result['stopped']}, "
                   f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; "
-                  f"distinct findings {len(result['failures'])}; {result['out']}/fuzz.html", highlight=False)
+                  f"distinct findings {len(result['failures'])}; {result['out']}/{result.get('record', 'fuzz')}.html",
+                  highlight=False)
+    for difference in result.get("differences", []):
+        console.print(f"replayed with {difference}", highlight=False)
     for row in result.get("numerics", []):
         console.print(f"not a finding: #{row['number']} ({', '.join(row['suspects'])}, {row.get('dtype', '')}): "
                       f"minify judged it numerics (exit 5), not a miscompile", highlight=False)
@@ -236,7 +305,7 @@ def write_findings_html(out: Path, result: dict) -> None:
                     f"<pre>{escape(row['message'])}\n\n{escape(row['program'])}</pre></td></tr>")
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result["outcomes"].items()))
     legend = "; ".join(f"<b>{escape(RANKS[r])}</b>: {escape(RANK_WORDS[r])}" for r in sorted(RANKS))
-    (out / "fuzz.html").write_text(
+    (out / f"{result.get('record', 'fuzz')}.html").write_text(
         "<!doctype html><meta charset=utf-8><title>minify fuzz</title><style>body{font-family:sans-serif}"
         "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}table{border-collapse:collapse}</style>"
         f"<h1>minify fuzz: {len(result['failures'])} finding(s)</h1><p>examples {result['examples']}, "
@@ -267,13 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         console.print(f"[bold red]minify fuzz:[/bold red] {problem}", highlight=False)
         return EXIT_BAD_INPUT
-    work = opts.out.resolve() / "work"
+    work = files_of(opts) / "work"
     try:
         work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         console.print(f"[bold red]minify fuzz:[/bold red] cannot write to {work}: {exc.strerror}", highlight=False)
         return EXIT_CANNOT_WRITE
-    with diverted_output(work.parent / "fuzz.log") as (stdout, stderr):
+    with diverted_output(opts.out.resolve() / f"{record_name(opts)}.log") as (stdout, stderr):
         console = Console(file=stdout, force_terminal=console.is_terminal, width=console.width)
         try:
             result = fuzz(opts, Console(file=stderr, force_terminal=console.is_terminal, width=console.width))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from compiler import settings
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
+from minifier.workers.out_folder import RUN_FILE, RUN_OUTPUTS, Claim, FolderError, take  # noqa: F401
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, fork_mode
@@ -119,65 +119,53 @@ def check_script(script: Path) -> None:
     try:
         compile(source, str(script), "exec")
     except SyntaxError as exc:
-        raise UserError(f"{script}:{exc.lineno}: syntax error: {exc.msg}") from None
+        where = f"{script}:{exc.lineno}" if exc.lineno else f"{script}"  # no line: null bytes in the file
+        raise UserError(f"{where}: syntax error: {exc.msg}") from None
     except ValueError as exc:
         raise UserError(f"{script}: cannot read as Python source: {exc}") from None
-
-
-RUN_FILE = "run.json"  # OUT/work/run.json: which script the run in this folder is of
-# What a run writes into its output folder (anything else there is the user's).
-RUN_OUTPUTS = ("work", "repro.py", "repro.json", "report.json", "report.html", "issue.md", "blame.json", "inputs.pt")
 
 
 def _cannot_write(path: Path, exc: OSError) -> UserError:
     return UserError(f"cannot write to the output folder {path}: {exc.strerror or exc}", EXIT_CANNOT_WRITE)
 
 
-def _previous_script(out: Path) -> str | None:
-    """The script of the run already in `out`, "" when `out` holds files no minify run wrote,
-    None when it holds nothing."""
-    for record in (out / "work" / RUN_FILE, out / "report.json"):
-        try:
-            script = json.loads(record.read_text()).get("script")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if script:
-            return str(script)
-    others = [p.name for p in out.iterdir() if p.name not in RUN_OUTPUTS and not p.name.startswith(("bug-",
-                                                                                                     "_minify_"))]
-    return "" if others else None
-
-
-def output_folder(opts: Options) -> Path:
-    """The output folder, created and checked: writable, and not another script's run (unless
-    --force). Its work/ is emptied unless --resume."""
+def output_folder(opts: Options) -> tuple[Path, Claim]:
+    """The output folder, created, checked and claimed (minifier/workers/out_folder.py): the
+    user's files refused or left alone, another program's run refused or (--force) set aside,
+    this program's earlier run cleared unless --resume, one run at a time."""
     program = program_of(opts)
     out = (opts.out or Path("minify-out") / program.name).resolve()
     script = opts.script.resolve()
     if out == script.parent:
         raise UserError(f"output folder {out} is the script's own folder; choose another with -o")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot write to the output folder {out}: Not a directory", EXIT_CANNOT_WRITE)
+    if script.is_relative_to(out):
+        raise UserError(f"output folder {out} holds the script {script}; choose another with -o")
+    identity = str(script) if program.form == "script" else program.command
+
+    def same_program(previous: str) -> bool:
+        return previous == identity or Path(previous).resolve() == script
+
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".minify-probe-{os.getpid()}"
-        probe.write_bytes(b"0" * 512)
-        probe.unlink()
+        claim = take(out, identity, same_program, opts.force, opts.resume)
+    except FolderError as exc:
+        raise UserError(str(exc), exc.code) from None
     except OSError as exc:
         raise _cannot_write(out, exc) from None
-    previous = _previous_script(out)
-    identity = str(script) if program.form == "script" else program.command
-    if previous is not None and (not previous or (previous != identity and Path(previous).resolve() != script)) \
-            and not opts.force:
-        what = f"a run of another program ({previous})" if previous else "files that no minify run wrote"
-        raise UserError(f"output folder {out} holds {what}; choose another with -o, or pass --force to use it",
-                        EXIT_BAD_INPUT)
     try:
-        if not opts.resume:
-            shutil.rmtree(out / "work", ignore_errors=True)
+        probe = out / f".minify-probe-{os.getpid()}"  # room for more than the manifest
+        try:
+            probe.write_bytes(b"0" * 4096)
+        finally:
+            probe.unlink(missing_ok=True)
         (out / "work").mkdir(exist_ok=True)
         (out / "work" / RUN_FILE).write_text(json.dumps({"script": identity, "launch": program.to_dict()}))
     except OSError as exc:
+        claim.release()
         raise _cannot_write(out, exc) from None
-    return out
+    return out, claim
 
 
 @dataclass
@@ -190,8 +178,16 @@ class Launched:
     workers: list = field(default_factory=list)  # started here where no zygote forks them (WorkerPool)
     verifiers: PrewarmedSupply | None = None  # likewise what runs repro.py: it needs the longest start
     bytecode: BytecodePrefix | None = None  # where Python caches no bytecode: the run's own cache
+    claim: Claim | None = None  # the output folder's lock and manifest (released by stop)
 
     def stop(self) -> None:
+        try:
+            self._stop()
+        finally:
+            if self.claim is not None:
+                self.claim.release()
+
+    def _stop(self) -> None:
         self.capture.stop()
         if self.zygote is not None:
             self.zygote.close()
@@ -208,7 +204,16 @@ def launch(opts: Options) -> Launched:
     start = time.perf_counter()
     settings.share_cores()  # before the first torch process starts, this one included
     program = resolve_program(opts)
-    out = output_folder(opts)
+    out, claim = output_folder(opts)
+    try:
+        return _start(opts, program, start, out, claim)
+    except BaseException:
+        claim.release()
+        raise
+
+
+def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim) -> Launched:
+    """Start the zygote, the capture and (where no zygote forks them) the workers."""
     work = out / "work"
     try:
         (work / "logs").mkdir(parents=True, exist_ok=True)
@@ -224,4 +229,4 @@ def launch(opts: Options) -> Launched:
     # begun now, beside the capture, not after this process has imported torch itself.
     workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
     verifiers = PrewarmedSupply() if not forked and opts.verify else None
-    return Launched(start, out, work, capture, zygote, workers, verifiers, bytecode)
+    return Launched(start, out, work, capture, zygote, workers, verifiers, bytecode, claim)

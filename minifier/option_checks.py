@@ -1,0 +1,48 @@
+"""Every option of `minify SCRIPT` checked before anything is started or written: a bad value
+is one line and exit 2 in well under a second (a --inject spec that parses is planted once,
+which imports torch), never an error at the end of a long capture."""
+from __future__ import annotations
+
+import argparse
+
+# Options that must be positive, and those that may be zero: checked before anything starts.
+POSITIVE = {"jobs": "-j", "repeat": "--repeat", "hang_timeout": "--hang-timeout", "max_time": "--max-time",
+            "max_compiles": "--max-compiles", "timeout": "--timeout"}
+NOT_NEGATIVE = {"atol": "--atol", "rtol": "--rtol"}
+
+
+def bad_number(value, flag: str, positive: bool) -> str | None:
+    """Why `value` of `flag` cannot be used (NaN, negative, or zero where it must be positive), or None."""
+    if value is None:
+        return None
+    if value != value or value < 0 or (positive and value == 0):
+        return f"{flag} {value}: must be {'greater than zero' if positive else 'zero or more'}"
+    return None
+
+
+def bad_option(ns: argparse.Namespace) -> str | None:
+    """The one-line reason the options of `minify SCRIPT` cannot run, or None: ranges, the
+    --inject specs (parsed here; planted and removed once only when they parse), folders."""
+    for names, positive in ((POSITIVE, True), (NOT_NEGATIVE, False)):
+        for attribute, flag in names.items():
+            bad = bad_number(getattr(ns, attribute), flag, positive)
+            if bad:
+                return bad
+    if ns.emit_test is not None and ns.emit_test.exists() and not ns.emit_test.is_dir():
+        return f"--emit-test {ns.emit_test}: not a folder"
+    return _bad_inject(ns.inject) if ns.inject else None
+
+
+def _bad_inject(specs: list[str]) -> str | None:
+    """A spec that does not parse is refused at once; one that parses is planted and removed
+    once (which imports torch, a few seconds) before the output folder is touched."""
+    from compiler import settings
+    from compiler.inject import bad_spec, parse_spec
+
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except (ValueError, AttributeError, KeyError) as exc:
+            return f"bad --inject {spec!r}: {exc}"
+    settings.share_cores()  # as launch would, before this process imports torch
+    return bad_spec(specs)
