@@ -4,6 +4,7 @@ which imports torch), never an error at the end of a long capture."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 # Options that must be positive, and those that may be zero: checked before anything starts.
 POSITIVE = {"jobs": "-j", "repeat": "--repeat", "hang_timeout": "--hang-timeout", "max_time": "--max-time",
@@ -30,12 +31,29 @@ def bad_option(ns: argparse.Namespace) -> str | None:
                 return bad
     if ns.emit_test is not None and ns.emit_test.exists() and not ns.emit_test.is_dir():
         return f"--emit-test {ns.emit_test}: not a folder"
-    return _bad_inject(ns.inject) if ns.inject else None
+    return _bad_inject(ns.inject, _holds_a_run(ns)) if ns.inject else None
 
 
-def _bad_inject(specs: list[str]) -> str | None:
-    """A spec that does not parse is refused at once; one that parses is planted and removed
-    once (which imports torch, a few seconds) before the output folder is touched."""
+def _holds_a_run(ns: argparse.Namespace) -> bool:
+    """Does the output folder already hold something a new run would replace (a previous run's
+    work/ and results)? Only then is a spec planted before launch."""
+    from compiler.launch_form import Launch
+
+    if ns.out is not None:
+        out = ns.out
+    elif ns.module:
+        out = Path("minify-out") / ns.module
+    elif ns.script is not None and "::" not in str(ns.script):
+        out = Path("minify-out") / Launch.script(ns.script).name
+    else:
+        return True
+    return out.is_dir() and any(out.iterdir())
+
+
+def _bad_inject(specs: list[str], plant: bool) -> str | None:
+    """A spec that does not parse is refused at once. One that parses is planted and removed once
+    (which imports torch, seconds that would otherwise overlap the capture's start) here only
+    where the folder holds a run a bad spec must not wipe; otherwise after launch, as before."""
     from compiler import settings
     from compiler.inject import bad_spec, parse_spec
 
@@ -44,5 +62,7 @@ def _bad_inject(specs: list[str]) -> str | None:
             parse_spec(spec)
         except (ValueError, AttributeError, KeyError) as exc:
             return f"bad --inject {spec!r}: {exc}"
+    if not plant:
+        return None
     settings.share_cores()  # as launch would, before this process imports torch
     return bad_spec(specs)
