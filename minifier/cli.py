@@ -8,9 +8,14 @@ import sys
 import warnings
 from pathlib import Path
 
-USAGE = """minify SCRIPT [options] [-- script args]
-       minify -m MODULE [options] [-- module args]
-       minify path/test_x.py::test_y [options]
+from rich.markup import escape
+
+USAGE = """minify [options] SCRIPT [script args]
+       minify [options] -m MODULE [module args]
+       minify [options] path/test_x.py::test_y
+
+What follows SCRIPT or -m MODULE is the program's, as with `python` (minify's own options right
+after it are still taken as minify's up to the first one minify does not know, or up to `--`).
 
 Run SCRIPT (an unmodified program that calls torch.compile; or a module as `python -m` runs it,
 or one pytest test, its own assertion the failure) under the full compiler, find the
@@ -26,9 +31,9 @@ Other commands (each has --help):
 
 EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
-  minify train.py -o out --max-time 600 -- --epochs 1
-                                           pass arguments to the script after --; stop reducing after 10 min
-  minify -m pkg.train -- --steps 2         run it as `python -m pkg.train --steps 2`; output in minify-out/pkg.train/
+  minify -o out --max-time 600 train.py --epochs 1
+                                           run `train.py --epochs 1`; stop reducing after 10 min
+  minify -m pkg.train --steps 2            run it as `python -m pkg.train --steps 2`; output in minify-out/pkg.train/
   minify tests/test_model.py::test_block   the test's failing assertion under torch.compile is the failure
   minify fuzz --ops neg,exp --max-examples 50
                                            fuzz two ops' lowerings (lists take a,b or a b)"""
@@ -164,6 +169,9 @@ class RunLog:
         os.dup2(fd, 2)
         os.close(fd)
         self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
+        from minifier.report.terminal import StandardError
+
+        StandardError.keep(self.console)  # minify's one-line errors still reach the user
         print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
 
 
@@ -196,8 +204,8 @@ def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
     """One line on the console; the traceback in the log."""
     from minifier.exit_codes import EXIT_INTERNAL
 
-    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {_first_line(exc)}"
-                  + _where(_save_traceback(log, exc)), highlight=False, soft_wrap=True)
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: "
+                  + escape(_first_line(exc) + _where(_save_traceback(log, exc))), highlight=False, soft_wrap=True)
     return EXIT_INTERNAL
 
 
@@ -231,29 +239,32 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     if argv and argv[0] in SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
-    script_args: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
+    from minifier.cli_args import split_program_args, unknown_command
+    from minifier.report.terminal import error_console
+
+    typo = unknown_command(argv[0], list(SUBCOMMANDS)) if argv else None
+    if typo:
+        error_console().print(f"[bold red]minify:[/bold red] {escape(typo)}", highlight=False, soft_wrap=True)
+        return 2
+    p = parser()
+    argv, script_args = split_program_args(argv, p)  # what follows the script is the program's
     try:
-        ns = parser().parse_args(argv)
+        ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
         return _exit_status(exc)
-    from rich.console import Console
-
     from compiler.rungs import parse_ignore
 
-    console = Console()
+    console = error_console()  # the one-line errors; the summary goes to standard output
     try:
         ignore = parse_ignore(ns.ignore)
     except ValueError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False)
         return 2
     from minifier.option_checks import bad_option
 
     bad = bad_option(ns)
     if bad:  # before anything is started or written
-        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False, soft_wrap=True)
         return 2
     return _minify(ns, _options(ns, script_args, ignore), console)
 
@@ -276,12 +287,12 @@ def _subcommand(name: str, args: list[str]) -> int:
             raise
         extra = "minify[fuzz]" if name == "fuzz" else "minify"
         print(f"minify {name}: needs the Python package {exc.name!r}: pip install '{extra}' "
-              f"or pip install {exc.name}")
+              f"or pip install {exc.name}", file=sys.stderr)
         return 2
     except Exception as exc:  # one line; the traceback in a log of its own
-        from rich.console import Console
+        from minifier.report.terminal import error_console
 
-        return _internal_error(Console(), None, exc)
+        return _internal_error(error_console(), None, exc)
 
 
 def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):

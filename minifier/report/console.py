@@ -39,6 +39,8 @@ class ConsoleUI:
 
 
 def print_summary(report: dict, console: Console) -> None:
+    """The summary is the command's result: on standard output where `console` is the error console."""
+    console = getattr(console, "results", console)
     console.print(_graphs_table(report))
     if report.get("status") == "nothing_failed":
         notes = [f"graph {g['index']}: {g['note']}" for g in report["graphs"] if g.get("note")]
