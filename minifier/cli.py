@@ -351,18 +351,17 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
     """The pipeline's Result, or an exit status when a planted bug's spec is bad."""
-    from rich.console import Console
-
     from compiler.inject import bad_spec
 
     bad = bad_spec(ns.inject) if ns.inject else None
     if bad:
-        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False)
         return 2
     from minifier.pipeline import run
     from minifier.report.console import ConsoleUI
+    from minifier.report.terminal import wide_console
 
-    ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
+    ui = ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start)
     return run(opts, ui, launched)
 
 
