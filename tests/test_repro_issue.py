@@ -101,3 +101,20 @@ def test_a_crashs_issue_holds_its_stderr_and_its_zeros_inline(tmp_path):
     error = text.split("The error it gives:\n```\n", 1)[1].split("```", 1)[0]
     assert "terminate called" in error and error.strip().endswith("(the process died of SIGABRT)"), text
     assert "attached" not in text and INPUTS_FILE not in text
+
+
+def test_a_program_issue_shows_the_users_program_not_minifys_checker(tmp_path):
+    from minifier.program.instrument import instrument, render
+    from minifier.program.program_repro import write_program_issue
+
+    program = "import torch\nimport copy\n\ndef f(x):\n    return copy.copy(x) * 2\ng = torch.compile(f)\nprint(g(torch.ones(3)))\n"
+    (tmp_path / "repro.py").write_text(render(instrument(program)))
+    message = "torch.compile differs from eager: Tensor-likes are not close!"
+    report = {"program": {"repro": str(tmp_path / "repro.py"), "message": message, "oracle": "check"},
+              "layer": {"name": "Dynamo (tracing)", "backend": "eager", "runs": [{"backend": "eager", "fails": True}]}}
+    text = write_program_issue(tmp_path, report).read_text()
+    shown = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "compiled_checked" not in text and "deepcopy" not in shown and "g = torch.compile(f)" in shown
+    assert "import copy" in shown  # the program's own import stays
+    assert text.startswith("Title: [eager] Dynamo (tracing) makes the program fail: ") and message in text
+    assert "### Versions" in text and "PyTorch version: " in text

@@ -165,8 +165,8 @@ def write_program_issue(out: Path, report: dict) -> Path:
              "", "Each `torch.compile` call above, compared with its function run eagerly on the same inputs "
              "(`torch.testing.assert_close(compiled(*args), fn(*args))`), gives:" if program.get("oracle") != "plain"
              else "Running it gives:", "```", message, "```", "",
-             f"(`{Path(program['repro']).name if program.get('repro') else 'repro.py'}` beside this file is the same "
-             "program with that check built in: it exits 1 while the bug is there.)", "",
+             "(minify's `repro.py` is the same program with that check built in: it exits 1 while the bug is "
+             "there.)", "",
              "### Versions", "", *(["```", env, "```"] if env else
                                    [f"torch {torch.__version__}, Python {platform.python_version()}, {platform.system()}"]),
              "", "_Written by minify._"]
