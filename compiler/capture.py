@@ -362,6 +362,7 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
     result["graphs"] = session.count
     result["dynamo_graphs"] = session.dynamo_count
     result["callables"] = session.callables
+    result["dynamo_disabled"] = bool(torch._dynamo.config.disable)  # the script (or TORCH_COMPILE_DISABLE) set it
     result["injections"] = [i.to_dict() for i in inject.active()]
     write_json(out / "script.json", result)
     session.marker.unlink(missing_ok=True)

@@ -23,7 +23,7 @@ from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
-from minifier.program.stage import nothing_failed, replay_failed
+from minifier.program.stage import eager_first, nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process, known_ops
 from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
@@ -93,6 +93,7 @@ def _run(session: Session) -> Result:
     """The stages, in order: capture, search each failing graph (reducing its bugs, their repros
     verified on the side), localize, report."""
     capture = _finish_capture(session)
+    eager_first(session, capture)  # a script that fails without the compiler too: exit 2 (the user's bug)
     found = _search_graphs(session, capture)
     if not found.bugs:
         if found.unreplayable:  # a graph failed that no worker can replay: the program is reduced instead

@@ -52,6 +52,44 @@ def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None
     return _verdict(proc.returncode, proc.stdout, proc.stderr, start)
 
 
+# The control run: repro.py with nothing compiled. TORCHDYNAMO_DISABLE is read at each
+# torch.compile call (and inherited by a crash repro's child); config.disable covers a process
+# that imported torch before the variable was set (a forked or prewarmed one).
+_CONTROL = """import os, runpy, sys
+os.environ["TORCHDYNAMO_DISABLE"] = "1"
+import torch
+torch._dynamo.config.disable = True
+sys.argv[0] = {repro!r}
+sys.path[0] = os.path.dirname({repro!r})
+runpy.run_path({repro!r}, run_name="__main__")
+"""
+
+
+def run_control(repro: Path, timeout: float = 600.0, prewarmed=None) -> Verification:
+    """repro.py run with the compiler disabled: a verified repro must pass (`NOT REPRODUCED`,
+    exit 0); `reproduced` here means it passed. A failure seen in a prewarmed process is
+    checked again cold, so "fails without the compiler too" never rests on the shortcut."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minify-control-") as folder:
+        control = Path(folder) / "control.py"
+        control.write_text(_CONTROL.format(repro=str(repro.resolve())))
+        done = prewarmed.run(control, [], timeout) if prewarmed is not None else None
+        if done is None or not _passed(done[0], done[1]):
+            try:
+                proc = subprocess.run([sys.executable, str(control)], cwd=folder, capture_output=True, text=True,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return Verification(False, -1, f"did not finish within {timeout:.0f} s", time.perf_counter() - start)
+            done = (proc.returncode, proc.stdout, proc.stderr)
+    result = _verdict(*done, start)
+    return Verification(_passed(done[0], done[1]), result.returncode, result.line, result.seconds, result.output)
+
+
+def _passed(returncode: int, stdout: str) -> bool:
+    verdicts = [line for line in stdout.splitlines() if line.startswith(VERDICTS)]
+    return returncode == 0 and bool(verdicts) and verdicts[-1].startswith("NOT REPRODUCED")
+
+
 def _verdict(returncode: int, stdout: str, stderr: str, start: float) -> Verification:
     proc = subprocess.CompletedProcess([], returncode, stdout, stderr)
     verdicts = [line for line in proc.stdout.splitlines() if line.startswith(VERDICTS)]

@@ -22,7 +22,7 @@ from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
 from repro.info import ReproInfo
 from repro.manifest import ReproFolderError
-from repro.verify import run_repro
+from repro.verify import run_control, run_repro
 from repro.value_store import load_case_values
 from repro.writer import write_repro
 
@@ -74,7 +74,11 @@ class Verifications:
                 self.ui.step(f"verifying {repro} in a fresh process")
                 with self.phases.timed("verification"):
                     verification = run_repro(repro, prewarmed=job.prewarmed)
+                    warm = self.verifiers if hasattr(self.verifiers, "run") else None  # forked: reusable
+                    control = run_control(repro, prewarmed=warm) if verification.reproduced else None
                 row.update(verified=verification.reproduced, verify_line=verification.line)
+                if control is not None and not control.reproduced:  # it fails with nothing compiled too
+                    row.update(verified=False, verify_why=f"fails without the compiler too: {control.line}")
             row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
             if blamed is not None and row.get("verified") is not False:
                 row.update(blamed.result())
