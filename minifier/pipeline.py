@@ -93,8 +93,16 @@ def _run(session: Session) -> Result:
     """The stages, in order: capture, search each failing graph (reducing its bugs, their repros
     verified on the side), localize, report."""
     capture = _finish_capture(session)
-    eager_first(session, capture)  # a script that fails without the compiler too: exit 2 (the user's bug)
-    found = _search_graphs(session, capture)
+    # A script that fails without the compiler too is the user's bug (exit 2). Its run with nothing
+    # compiled goes on beside the graph search (a graph's own verdicts are judged against its own
+    # eager run, so none waits for it); its answer is taken before anything is reported.
+    eager_check = ThreadPoolExecutor(1, thread_name_prefix="eager-first")
+    eager_done = eager_check.submit(eager_first, session, capture)
+    try:
+        found = _search_graphs(session, capture)
+        eager_done.result()
+    finally:
+        eager_check.shutdown(wait=False)
     if not found.bugs:
         if found.unreplayable:  # a graph failed that no worker can replay: the program is reduced instead
             return replay_failed(session, capture, found.unreplayable[0])
