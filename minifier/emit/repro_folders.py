@@ -20,6 +20,7 @@ from minifier.reduce.bugs import Bug
 from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
+from minifier.workers.stop import STOP
 from repro.info import ReproInfo
 from repro.manifest import ReproFolderError
 from repro.verify import run_repro
@@ -73,11 +74,13 @@ class Verifications:
             if self.opts.verify:
                 self.ui.step(f"verifying {repro} in a fresh process")
                 with self.phases.timed("verification"):
-                    verification = run_repro(repro, prewarmed=job.prewarmed)
+                    verification = run_repro(repro, prewarmed=job.prewarmed, stopped=lambda: STOP.stopped)
+                STOP.check()  # a run the stop ended says nothing of the repro
                 row.update(verified=verification.reproduced, verify_line=verification.line)
             row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
             if blamed is not None and row.get("verified") is not False:
                 row.update(blamed.result())
+                STOP.check()
         return row
 
 
