@@ -297,15 +297,30 @@ def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
 
 
 def _minify(ns: argparse.Namespace, opts, console) -> int:
-    """The main job: launch, run the pipeline, print the summary; every way it can end is one
-    line and a documented exit status (minifier/exit_codes.py)."""
-    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
+    """The main job under Ctrl-C/SIGTERM handling (minifier.interrupts): one stop within seconds."""
+    from minifier.interrupts import Signals
+    from minifier.workers.stop import STOP
+
+    STOP.reset()
+    started: list = []  # the Launched, once there is one (for a stop's report)
+    say = lambda: console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, started[0] if started else None)}",
+                                highlight=False, soft_wrap=True)
+    with Signals(say):
+        return _minify_run(ns, opts, console, started)
+
+
+def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
+    """Launch, run the pipeline, print the summary; every way it can end is one line and a
+    documented exit status (minifier/exit_codes.py)."""
+    from minifier.exit_codes import EXIT_CANNOT_WRITE
+    from minifier.interrupts import exit_code
     from minifier.workers.launch import UserError, launch
 
     log: RunLog | None = None
     launched = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
+        started.append(launched)
         try:
             log = RunLog(launched.work / "minify.log")  # before torch is imported here
             result = _run_pipeline(ns, opts, console, log, launched)
@@ -318,7 +333,7 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
         return exc.code
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return exit_code()
     except Exception as exc:
         if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
             console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
@@ -334,7 +349,7 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
     print_summary(result.report, console)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return exit_code()
     return result.code
 
 
@@ -356,10 +371,22 @@ def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
 
 
 def _interrupted(opts, launched) -> str:
+    """A stopped run's line; report.json is written here if the pipeline did not get to it (a
+    stop while torch was being imported), and nothing started by the run is left running."""
+    from minifier.stopped import stopped_line, write_stopped
+    from minifier.workers.reap import kill_children
+    from minifier.workers.stop import STOP
+
+    STOP.request(STOP.reason or "interrupted")
+    kill_children()
     if launched is None:
-        return "interrupted"
-    return (f"interrupted; what was found so far is in {launched.out} (report.json); "
-            f"add --resume to the same command to continue")
+        return stopped_line(None)
+    if not STOP.reported:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            write_stopped(launched.out, opts.script, launched.start)
+    return stopped_line(launched.out)
 
 
 def main_exit() -> None:

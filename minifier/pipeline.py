@@ -18,7 +18,7 @@ from compiler.stages import CompileSpec
 from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
-from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
+from minifier.exit_codes import EXIT_MAX_TIME, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
@@ -31,11 +31,13 @@ from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
+from minifier.stopped import StepsSeen, resume_line, write_stopped
 from minifier.workers.evaluate import Evaluator, first_check_limit
 from minifier.workers.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
+from minifier.workers.stop import STOP
 from minifier.workers.zygote import ForkedRuns
 from minifier.workers.worker import cuda_context_poisoned
 from repro.issue_text import write_issue
@@ -53,6 +55,9 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     """The whole run; `launched` when the caller already started the slow processes."""
     launched = launched or launch(opts)
     zygote = launched.zygote
+    ui = StepsSeen(ui)
+    if opts.resume:
+        ui.step(resume_line(launched.work))
     ui.step("starting workers")
     pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote,
                       prestarted=launched.workers)
@@ -65,16 +70,21 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         start_cuda_aside()
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
     probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and gpu else None
-    deadline = time.monotonic() + opts.max_time if opts.max_time else None
+    # --max-time counts from the run's start: the capture is part of it
+    deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
     session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
     if wanted(opts.early_checks, cores()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
+    ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
     try:
         return _run(session)
-    except KeyboardInterrupt:
-        _write_interrupted(launched.out, opts, launched.start)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM (minifier.cli): every process is ended already
+        STOP.request(STOP.reason or "interrupted")
+        write_stopped(launched.out, opts.script, launched.start, session)
         raise
     finally:
+        if ending is not None:
+            STOP.forget(ending)
         with contextlib.suppress(OSError):  # a report of where the time went; never the run's error
             (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
         launched.capture.stop()
@@ -121,7 +131,16 @@ def _run(session: Session) -> Result:
 
 def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
-    capture = session.launched.capture.finish(session.opts.timeout)
+    deadline = session.budget.deadline
+    capture = session.launched.capture.finish(session.opts.timeout,
+                                              None if deadline is None else deadline - time.monotonic())
+    session.capture = capture
+    if capture.stopped:  # --max-time ran out while the script ran: it was ended, nothing is searched
+        session.budget.stopped = STOP.where = "max-time"
+        write_stopped(session.out, session.opts.script, session.start, session, "stopped", "max-time")
+        raise UserError(f"--max-time ({session.opts.max_time:g} s) ran out while the script ran; it was ended after "
+                        f"{capture.seconds:.0f} s with {len(capture.graphs)} graph(s) captured and nothing searched "
+                        f"(report.json says so); give more time with --max-time", EXIT_MAX_TIME)
     session.phases.add("capture", capture.seconds)
     session.pool.timeline.append(_capture_row(capture, session.launched.capture.start - session.pool.born))
     if session.early is not None:
@@ -165,6 +184,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     found = Found()
     found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
                                         session.phases, session.probes)
+    session.verifications = found.verifications  # what a stop reports as verified so far
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit, phases=session.phases)
@@ -370,17 +390,3 @@ def _base_report(session: Session, capture: Capture, rows: list, evaluators: lis
             "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
             "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": session.pool.restarts,
             "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2)}
-
-
-def _write_interrupted(out: Path, opts: Options, start: float) -> None:
-    """Ctrl-C: what was found so far stays (repros already written, work/ with its checkpoints
-    for --resume) and report.json says the run was interrupted."""
-    began = time.time() - (time.perf_counter() - start)
-    repros = [str(p) for p in [out / "repro.py", *sorted(out.glob("bug-*/repro.py"))]
-              if p.exists() and p.stat().st_mtime >= began]
-    write_report(out, {"status": "interrupted", "script": str(opts.script), "repros": repros,
-                        "wall_seconds": round(time.perf_counter() - start, 2),
-                        "resume": "the same command with --resume continues from the checkpoints in work/"})
-
-
-

@@ -30,17 +30,18 @@ class Verification:
 
 
 def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None,
-              prewarmed=None) -> Verification:
+              prewarmed=None, stopped=lambda: False) -> Verification:
     """Run `python repro.py ARGS` from a fresh temporary directory and read its verdict. With
     `prewarmed` (a PrewarmedPython, or anything with its `run`), in a process that has paid
     torch's start-up; a repro that does not reproduce there is run again cold, so an answer
-    of "no" never rests on the shortcut."""
+    of "no" never rests on the shortcut, unless `stopped()` says the caller stopped meanwhile
+    (Ctrl-C: the prewarmed run was ended by it, and its answer is no answer)."""
     start = time.perf_counter()
     if prewarmed is not None:
         done = prewarmed.run(repro, args or [], timeout)
         if done is not None:
             verification = _verdict(*done, start)
-            if verification.reproduced:
+            if verification.reproduced or stopped():
                 return verification
     with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
         try:

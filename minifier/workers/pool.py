@@ -18,6 +18,7 @@ from pathlib import Path
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.protocol import read_message, write_message
 from minifier.workers.reap import kill_soon
+from minifier.workers.stop import STOP, Cancelled
 from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +43,8 @@ class Worker:
             self.log.write(f"forked from the {zygote.mode} zygote\n".encode())
             self.log.flush()
         self.proc = self.proc or subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
-                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
+                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent),
+                                                  start_new_session=True)  # a Ctrl-C is minify's to handle
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
@@ -160,12 +162,15 @@ class WorkerPool:
         self.spares: list[Worker] = []  # warming, once a worker has died
         self.starting: list[Worker] = []  # first starts still warming up (close kills them)
         self.closing = False
+        self.cancelled = False  # the run stopped: no answer from now on is an answer (see cancel)
+        self.busy: set[Worker] = set()  # workers with a job
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
         self.own_zygote = zygote is None and zygote_supported()
         self.zygote = Zygote(log_dir / "zygote.log") if self.own_zygote else zygote
         # Started and warmed on the pool's threads: a zygote takes seconds to be ready to fork.
         self.warmups = [self.executor.submit(self._first_start, i) for i in range(self.size)]
+        self.stop_key = STOP.on_stop(self.cancel)
 
     def _start(self, i) -> Worker:
         return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
@@ -208,15 +213,19 @@ class WorkerPool:
         start = time.perf_counter()
         answer, asked = None, worker
         try:
+            self._cancel_check(worker)
             fresh = worker.warming
             answer = worker.ask(job, job.get("timeout", self.timeout))
             if fresh:
                 self._note_warmup(worker)
         finally:
-            if answer_retires(answer) or not worker.alive:  # a retired one's CUDA context is spoiled
-                worker.end()
+            with self.lock:
+                self.busy.discard(worker)
+            if not self.cancelled and (answer_retires(answer) or not worker.alive):  # a retired one's CUDA
+                worker.end()  # context is spoiled
                 worker = self._replacement()
-            self.idle.put(worker)
+            self.idle.put(worker)  # after a cancel, the killed one: the next job is cancelled at once
+        self._cancel_check()  # its worker was killed by the stop: a crash of SIGKILL is no answer
         answer.setdefault("wall", time.perf_counter() - start)
         row = _timeline_row(job, answer, queued - self.born, start - self.born)
         # Which worker, and how long of the job's time it spent still warming up (a spare taken early)
@@ -225,6 +234,24 @@ class WorkerPool:
                                          if ready_at else {}))
         self.timeline.append(row)
         return answer
+
+    def _cancel_check(self, worker: Worker | None = None) -> None:
+        """Raise Cancelled once the run has stopped; else note `worker` busy (cancel kills it)."""
+        with self.lock:
+            if not self.cancelled and worker is not None:
+                self.busy.add(worker)
+        if self.cancelled:
+            raise Cancelled(STOP.reason or "cancelled")
+
+    def cancel(self) -> None:
+        """The run stopped: every answer from now on raises Cancelled (the flag is set before any
+        worker is killed, so a job whose worker dies of it never answers `crash`), and every worker
+        is killed now, waiting for none. Runs on the thread that saw the signal: no waiting."""
+        self.cancelled = True
+        for worker in list(self.busy) + list(self.idle.queue) + list(self.spares) + list(self.starting):
+            kill_soon(worker.proc)
+        if self.own_zygote:
+            self.zygote.kill_group()
 
     def keep_spares(self) -> None:
         """Start the spares now: the capture saw a failure that ends its process, so the first
@@ -264,6 +291,7 @@ class WorkerPool:
         First starts still waiting for the zygote are not waited for either (each ends the
         worker it gets): a Ctrl-C during the capture waited for them past CI's 120 s on a busy
         machine."""
+        STOP.forget(self.stop_key)
         with self.lock:
             self.closing = True
             warming = list(self.starting)

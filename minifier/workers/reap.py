@@ -8,6 +8,8 @@ end. A process no longer wanted is killed there and waited for on a thread of it
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import threading
 
 
@@ -22,3 +24,33 @@ def kill_soon(proc) -> None:
 def _reap(proc) -> None:
     with contextlib.suppress(Exception):
         proc.wait()
+
+
+def kill_group(pgid: int | None) -> None:
+    """SIGKILL every process of the group `pgid` (a child started in a session of its own, and
+    whatever it started); no wait, nothing said if it is gone. Never this process's own group."""
+    if pgid is None or pgid <= 1:
+        return
+    with contextlib.suppress(OSError):
+        if pgid != os.getpgid(0):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_children() -> None:
+    """SIGKILL every child of this process still running, and the group of each that leads one:
+    what a stopped run leaves when it exits at once (a process some thread started after the
+    stop ended the others). Read from /proc; elsewhere, nothing."""
+    me = os.getpid()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid, pgid = int(fields[1]), int(fields[2])
+        if ppid == me:
+            kill_group(pgid if pgid == int(entry) else None)
+            with contextlib.suppress(OSError):
+                os.kill(int(entry), signal.SIGKILL)

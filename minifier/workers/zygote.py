@@ -34,6 +34,7 @@ import threading
 import time
 from pathlib import Path
 
+from minifier.workers.reap import kill_group
 from minifier.workers.zygote_boot import BOOT, HOSTED_BOOT
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +94,7 @@ class Zygote:
             with open(log_path, "ab") as log:
                 self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS),
                                               self.mode], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                             stdout=log, stderr=log, cwd=str(log_path.parent))
+                                             stdout=log, stderr=log, cwd=str(log_path.parent), start_new_session=True)
             theirs.close()
         self.lock = threading.Lock()  # one request at a time
         self.changed = threading.Condition()
@@ -175,8 +176,10 @@ class Zygote:
             return -signal.SIGKILL if self.dead else None  # no zygote, no status: it was killed with it
 
     def close(self) -> None:
-        """Kill it: it holds nothing, and tearing torch down would take a second or two."""
+        """Kill it: it holds nothing, and tearing torch down would take a second or two. Its
+        children (workers, repro runs, blame's probes) are its group, and end with it."""
         self.hosted_started()
+        self.kill_group()
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
@@ -187,6 +190,12 @@ class Zygote:
                 pass
         self.pid = None  # never signal that number again: it may be reused
         self.ctl.close()
+
+    def kill_group(self) -> None:
+        """SIGKILL the zygote and every child it forked (their group, minifier.workers.zygote_boot),
+        waiting for none: at a stop, or at the end of the run."""
+        pid = self.pid if self.pid is not None else self.proc.pid if self.proc is not None else None
+        kill_group(pid)
 
 
 class Forked:

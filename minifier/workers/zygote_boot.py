@@ -162,6 +162,7 @@ import torch
 import torch._dynamo
 import torch._inductor.compile_fx
 if os.fork() == 0:
+    os.setsid()  # its own group, with every child it forks: the capture's end (its group killed) is not theirs
     os.chdir(os.path.dirname(_log))
     _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
