@@ -8,6 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from minifier.run_log import RunLog
+
 USAGE = """minify SCRIPT [options] [-- script args]
        minify -m MODULE [options] [-- module args]
        minify path/test_x.py::test_y [options]
@@ -148,23 +150,6 @@ SUBCOMMANDS: dict[str, str] = {
     "replay": "repro.replay",
     "test-from": "repro.testgen",
 }
-
-
-class RunLog:
-    """From here on, everything this process writes to its standard error (file descriptor 2)
-    goes to `path`: torch's own log lines (`W1124 ...`), Python warnings, C++ warnings, and
-    tracebacks. The console keeps the real standard error, as `console`, for our display only.
-    Processes started later inherit the log as their standard error too."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        sys.stderr.flush()
-        saved = os.dup(2)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 2)
-        os.close(fd)
-        self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
-        print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
 
 
 def _save_traceback(log: RunLog | None, exc: BaseException) -> Path | None:
@@ -322,7 +307,7 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
         started.append(launched)
         try:
-            log = RunLog(launched.work / "minify.log")  # before torch is imported here
+            log = RunLog(launched.work / "minify.log", _version())  # before torch is imported here
             result = _run_pipeline(ns, opts, console, log, launched)
             if isinstance(result, int):
                 return result
