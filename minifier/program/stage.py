@@ -104,6 +104,10 @@ def _end_to_end(session: Session, capture: Capture, report: dict) -> tuple[Captu
     (None: they agree, or the program is not deterministic enough to tell)."""
     opts, work = session.opts, session.work
     eager = eager_first(session, capture) or eager_run(session)
+    fails_too = interaction.fails_in_eager_too(capture.script, eager.script)  # a hang, a crash: the same ending
+    if fails_too is not None:
+        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {fails_too}",
+                        EXIT_BAD_INPUT)
     e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
     if e2e is not None and e2e.how == "outputs":
         again = run_capture(program_of(opts), opts.script_args, work / "eager2", work / "eager2.log",
