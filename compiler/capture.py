@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, kernels, launch_form, settings
+from compiler import config_snapshot, gpu_gate, inject, kernels, launch_form, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
 from compiler.launch_form import Launch
@@ -302,6 +302,7 @@ def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> 
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
                              "message": outcome.message, "when": "run", "rung": outcome.rung}
+        gpu_gate.hold_if_poisoned(f"{outcome.signature} {outcome.message}")  # see compiler/gpu_gate.py
     elif outcome.status == "fail":
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                              "message": outcome.message, "when": "run", "metrics": outcome.metrics}

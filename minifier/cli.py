@@ -296,6 +296,9 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
                 return result
         finally:
             launched.stop()
+            health = _gpu_health(launched, console)
+        if health is not None:
+            result.report["gpu_health"] = health
     except UserError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return exc.code
@@ -319,6 +322,13 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return EXIT_INTERRUPTED
     return result.code
+
+
+def _gpu_health(launched, console) -> dict | None:
+    """On a GPU: whether it still answers once every process of the run is gone (said plainly if not)."""
+    from minifier.report.gpu_health import after_run
+
+    return after_run(launched.out, console)
 
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):

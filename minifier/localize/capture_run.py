@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.pool import module_command
+from minifier.workers.reap import end_now
 
 if TYPE_CHECKING:
     from minifier.workers.zygote import Zygote
@@ -110,8 +111,7 @@ class RunningCapture:
         try:
             code = self.proc.wait(timeout=max(0.0, timeout - (time.perf_counter() - self.start)))
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            end_now(self.proc)
             code = None
         self.log.close()
         return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout)
@@ -119,8 +119,7 @@ class RunningCapture:
     def stop(self) -> None:
         """Kill it if it is still running (the run ended another way)."""
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            end_now(self.proc)
         self.log.close()
 
 
