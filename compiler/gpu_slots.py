@@ -28,11 +28,18 @@ class Slot:
         self.proc = None
         self.evict: Callable[[], None] | None = None
         self.released = False
+        self.rank = 0  # among idle ones, the lowest rank gives its slot up first
 
     def bind(self, proc, evict: Callable[[], None] | None = None) -> None:
         """The process holding this slot; `evict` ends it, for an optional one still idle."""
         with self.owner.changed:
             self.proc, self.evict = proc, evict
+
+    def demote(self, evict: Callable[[], None], rank: int = 1) -> None:
+        """Idle again (a worker back in its pool's queue): its slot may go to a needed process,
+        after those of processes kept only to be ready (rank 0)."""
+        with self.owner.changed:
+            self.optional, self.evict, self.rank = True, evict, rank
 
     def promote(self) -> bool:
         """An optional process taken into use: needed from now on. False if it was evicted."""
@@ -75,7 +82,7 @@ class CudaSlots:
             while len(self._live()) >= self.cap:
                 if optional:
                     return None
-                idle = [s for s in self.slots if s.optional and s.evict is not None]
+                idle = sorted((s for s in self.slots if s.optional and s.evict is not None), key=lambda s: s.rank)
                 if idle:
                     victim = idle[0]
                     victim.released = True

@@ -204,7 +204,7 @@ class WorkerPool:
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.end()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
-        self.idle.put(worker)
+        self._put_idle(worker)
         return answer
 
     def _track(self, worker: Worker, starting: bool) -> bool:
@@ -227,7 +227,7 @@ class WorkerPool:
         return self.submit(job).result()
 
     def _run(self, job: dict, queued: float) -> dict:
-        worker = self.idle.get()
+        worker = self._take_idle()
         start = time.perf_counter()
         answer, asked = None, worker
         fresh = worker.warming
@@ -248,7 +248,7 @@ class WorkerPool:
             if worker.killed:
                 worker = self._replacement()
         finally:
-            self.idle.put(worker)
+            self._put_idle(worker)
         answer.setdefault("wall", time.perf_counter() - start)
         row = _timeline_row(job, answer, queued - self.born, start - self.born)
         # Which worker, and how long of the job's time it spent still warming up (a spare taken early)
@@ -257,6 +257,21 @@ class WorkerPool:
                                          if ready_at else {}))
         self.timeline.append(row)
         return answer
+
+    def _take_idle(self) -> Worker:
+        """The next idle worker; on a GPU one whose slot went to a needed process (blame's, a
+        verification's) while it was idle is started again."""
+        worker = self.idle.get()
+        if worker.slot.promote() and (worker.alive or worker.warming):
+            return worker
+        worker.end()
+        return self._replacement()
+
+    def _put_idle(self, worker: Worker) -> None:
+        """Back in the queue: on a GPU its slot may be given to a needed process meanwhile."""
+        if SLOTS.on and worker.alive and not worker.warming:
+            worker.slot.demote(worker._evict)
+        self.idle.put(worker)
 
     @staticmethod
     def _end_spoiled(worker: Worker, answer: dict | None, gate: contextlib.ExitStack, exclusive: bool) -> None:
