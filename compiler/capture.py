@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, kernels, launch_form, settings
+from compiler import config_snapshot, gpu_gate, inject, kernels, launch_form, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import lift_attributes, module_source
 from compiler.launch_form import Launch
@@ -257,12 +257,9 @@ def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
 def _symbolic_inputs(gm: torch.fx.GraphModule) -> bool:
     """Whether Dynamo traced the graph with symbolic sizes (dynamic=True, mark_dynamic, or a
     recompile after a new shape): a replay with the plain numbers of one call compiles it static."""
-    for p in gm.graph.find_nodes(op="placeholder"):
-        value = p.meta.get("example_value")
-        if isinstance(value, torch.SymInt) or (
-                isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape)):
-            return True
-    return False
+    values = [p.meta.get("example_value") for p in gm.graph.find_nodes(op="placeholder")]
+    return any(isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and any(isinstance(s, torch.SymInt)
+                                                                                     for s in v.shape)) for v in values)
 
 
 def _concrete(x):
@@ -302,6 +299,7 @@ def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> 
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
                              "message": outcome.message, "when": "run", "rung": outcome.rung}
+        gpu_gate.hold_if_poisoned(f"{outcome.signature} {outcome.message}")  # see compiler/gpu_gate.py
     elif outcome.status == "fail":
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                              "message": outcome.message, "when": "run", "metrics": outcome.metrics}

@@ -313,6 +313,9 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
                 return result
         finally:
             launched.stop()
+            health = _gpu_health(launched, console)
+        if health is not None:
+            result.report["gpu_health"] = health
     except UserError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return exc.code
@@ -336,6 +339,13 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return exit_code()
     return result.code
+
+
+def _gpu_health(launched, console) -> dict | None:
+    """On a GPU: whether it still answers once every process of the run is gone (said plainly if not)."""
+    from minifier.report.gpu_health import after_run
+
+    return after_run(launched.out, console)
 
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch.fx as fx
 
+from compiler import gpu_gate
 from compiler.context import graph_modes
 from compiler.signature import rung_of
 from compiler.stages import CompileSpec
@@ -73,7 +74,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # --max-time counts from the run's start: the capture is part of it
     deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
     session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
-    if wanted(opts.early_checks, cores()):
+    if wanted(opts.early_checks, cores(), gpu_gate.enabled()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
     ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
     try:
@@ -150,8 +151,10 @@ def _finish_capture(session: Session) -> Capture:
     failures = [g.failure for g in capture.graphs if g.failure]
     if any(ends_its_process(f.get("signature") or "") for f in failures):
         session.pool.keep_spares()
-    if session.probes is not None and any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
-        session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
+    if any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
+        gpu_gate.mark_asserting()  # from now on one GPU job at a time (docs/gpu-safety.md)
+        if session.probes is not None and not gpu_gate.enabled():
+            session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
 
 

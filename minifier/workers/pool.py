@@ -6,6 +6,7 @@ in compiled code (SIGSEGV, SIGABRT) kills only the worker: the job's answer beco
 """
 from __future__ import annotations
 
+import contextlib
 import queue
 import select
 import subprocess
@@ -17,7 +18,9 @@ from pathlib import Path
 
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.protocol import read_message, write_message
-from minifier.workers.reap import kill_soon
+from compiler import gpu_gate
+from compiler.gpu_slots import SLOTS, Slot
+from minifier.workers.reap import end_now, kill_soon
 from minifier.workers.stop import STOP, Cancelled
 from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
 
@@ -33,9 +36,10 @@ def module_command(module: str) -> list[str]:
 
 
 class Worker:
-    def __init__(self, log_path: Path, zygote: Zygote | None = None):
+    def __init__(self, log_path: Path, zygote: Zygote | None = None, slot: Slot | None = None):
         """Forked from `zygote` when there is one (warm, or cold: it starts CUDA and compiles once
-        itself), else a fresh `python -m`."""
+        itself), else a fresh `python -m`. `slot`: its place under the GPU's cap (compiler/gpu_slots.py)."""
+        self.slot = slot or SLOTS.take()
         self.log = open(log_path, "ab")
         forked = [] if zygote is None or zygote.cold else ["--forked"]  # its zygote compiled once already
         self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, forked)
@@ -50,6 +54,19 @@ class Worker:
         self.born, self.name = time.time(), log_path.stem
         self.warm_answer: dict | None = None  # the warmup's answer, once read
         self.killed = False
+        self.warm_failed = False  # it died or hung warming up
+        self.slot.bind(self.proc, self._evict if self.slot.optional else None)
+
+    @classmethod
+    def spare(cls, log_path: Path, zygote: Zygote | None) -> "Worker | None":
+        """A worker kept warm in case one dies, where the GPU's cap leaves room (else None)."""
+        slot = SLOTS.take(optional=True)
+        return None if slot is None else cls(log_path, zygote, slot).warm()
+
+    def _evict(self) -> None:
+        """Give its slot to a process that is needed (it was only a spare)."""
+        self.killed = True
+        end_now(self.proc)
 
     def warm(self) -> "Worker":
         """Start warming up now, without waiting: a spare is ready by the time it is needed."""
@@ -67,6 +84,7 @@ class Worker:
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         answer = self.warm_answer = read_message(self.proc.stdout) if ready else None
         if answer is None:
+            self.warm_failed = True
             self.kill()
         return answer
 
@@ -85,7 +103,7 @@ class Worker:
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
         stage = job.get("stage", "inductor")
-        if self.warming and self.warmed() is None:  # never blame the candidate for a worker that could not start
+        if (self.warming and self.warmed() is None) or self.warm_failed:  # never blame the candidate for a worker that could not start
             return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
                     "message": "a spare worker died or hung while warming up; see its log"}
         try:
@@ -117,9 +135,14 @@ class Worker:
         self.killed = True
         kill_soon(self.proc)
 
-    def end(self) -> None:
-        """Kill it if it still runs, and close our end of its log (its end is reaped on a thread)."""
-        if not self.killed:
+    def end(self, now: bool = False) -> None:
+        """End it if it still runs, and close our end of its log: its end is reaped on a thread,
+        or with `now` here (after a device assert, under the GPU gate: given a moment to exit
+        by itself, as a retired worker does, then SIGTERM, then SIGKILL)."""
+        if now:
+            self.killed = True
+            end_now(self.proc, first_wait=2.0)
+        elif not self.killed:
             self.kill()
         self.log.close()
 
@@ -186,7 +209,7 @@ class WorkerPool:
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.end()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
-        self.idle.put(worker)
+        self._put_idle(worker)
         return answer
 
     def _track(self, worker: Worker, starting: bool) -> bool:
@@ -209,22 +232,32 @@ class WorkerPool:
         return self.submit(job).result()
 
     def _run(self, job: dict, queued: float) -> dict:
-        worker = self.idle.get()
+        worker = self._take_idle()
         start = time.perf_counter()
         answer, asked = None, worker
+        fresh = worker.warming
+        if fresh:  # its CUDA start (the gate shared) before this job may take the gate
+            worker.warmed()
         try:
             self._cancel_check(worker)
-            fresh = worker.warming
-            answer = worker.ask(job, job.get("timeout", self.timeout))
-            if fresh:
-                self._note_warmup(worker)
-        finally:
-            with self.lock:
-                self.busy.discard(worker)
-            if not self.cancelled and (answer_retires(answer) or not worker.alive):  # a retired one's CUDA
-                worker.end()  # context is spoiled
+            with contextlib.ExitStack() as gate:
+                exclusive = gpu_gate.asserting()  # a graph of this run asserted: one GPU job at a time
+                if exclusive:
+                    gate.enter_context(gpu_gate.exclusive())
+                try:
+                    answer = worker.ask(job, job.get("timeout", self.timeout))
+                    if fresh:
+                        self._note_warmup(worker)
+                finally:
+                    with self.lock:
+                        self.busy.discard(worker)
+                    # a retired one's CUDA context is spoiled; after a cancel, the stop killed it
+                    if not self.cancelled and (answer_retires(answer) or not worker.alive):
+                        self._end_spoiled(worker, answer, gate, exclusive)
+            if worker.killed and not self.cancelled:
                 worker = self._replacement()
-            self.idle.put(worker)  # after a cancel, the killed one: the next job is cancelled at once
+        finally:
+            self._put_idle(worker)  # after a cancel, the killed one: the next job is cancelled at once
         self._cancel_check()  # its worker was killed by the stop: a crash of SIGKILL is no answer
         answer.setdefault("wall", time.perf_counter() - start)
         row = _timeline_row(job, answer, queued - self.born, start - self.born)
@@ -246,20 +279,49 @@ class WorkerPool:
     def cancel(self) -> None:
         """The run stopped: every answer from now on raises Cancelled (the flag is set before any
         worker is killed, so a job whose worker dies of it never answers `crash`), and every worker
-        is killed now, waiting for none. Runs on the thread that saw the signal: no waiting."""
+        is ended now (SIGTERM, then SIGKILL on a reaper thread), waiting for none. Runs on the
+        thread that saw the signal: no waiting."""
         self.cancelled = True
         for worker in list(self.busy) + list(self.idle.queue) + list(self.spares) + list(self.starting):
             kill_soon(worker.proc)
         if self.own_zygote:
             self.zygote.kill_group()
 
+    def _take_idle(self) -> Worker:
+        """The next idle worker; on a GPU one whose slot went to a needed process (blame's, a
+        verification's) while it was idle is started again."""
+        worker = self.idle.get()
+        if worker.slot.promote() and (worker.alive or worker.warming):
+            return worker
+        worker.end()
+        return self._replacement()
+
+    def _put_idle(self, worker: Worker) -> None:
+        """Back in the queue: on a GPU its slot may be given to a needed process meanwhile."""
+        if SLOTS.on and worker.alive and not worker.warming:
+            worker.slot.demote(worker._evict)
+        self.idle.put(worker)
+
+    @staticmethod
+    def _end_spoiled(worker: Worker, answer: dict | None, gate: contextlib.ExitStack, exclusive: bool) -> None:
+        """End a worker that retired or died; on a GPU, under the gate until it is reaped, and a
+        device assert turns the run's GPU jobs exclusive from now on."""
+        worker.killed = True
+        if not gpu_gate.enabled():
+            worker.end()
+            return
+        if gpu_gate.poisons(f"{(answer or {}).get('signature', '')} {(answer or {}).get('message', '')}"):
+            gpu_gate.mark_asserting()
+        if not exclusive:
+            gate.enter_context(gpu_gate.exclusive())
+        worker.end(now=True)
+
     def keep_spares(self) -> None:
         """Start the spares now: the capture saw a failure that ends its process, so the first
         checks will end workers (their confirmation tries, all at once), and a spare warming
         since the capture ended is ready sooner (on the H100 a forked one takes 2 to 3.5 s)."""
         with self.lock:
-            while len(self.spares) < self.size and not self.closing:
-                self.spares.append(self._start(f"early-spare{len(self.spares)}").warm())
+            self._top_up("early-spare")
 
     def _note_warmup(self, worker: Worker) -> None:
         row = worker.warmup_row(self.born_wall)
@@ -276,13 +338,21 @@ class WorkerPool:
             worker = None
             while self.spares and worker is None:
                 worker = self.spares.pop(0)
-                if not worker.alive:
+                if not worker.slot.promote() or not worker.alive:  # gone, or its slot given to another
                     worker.end()
                     worker = None
             worker = worker or self._start(self.size + 2 * self.restarts).warm()  # warming now, not at its first job
-            while len(self.spares) < self.size:
-                self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
+            self._top_up(f"{self.restarts}-spare")
         return worker
+
+    def _top_up(self, name: str) -> None:
+        """Spares up to one per worker; on a GPU one at most, and only where the cap leaves room."""
+        wanted = 1 if gpu_gate.enabled() else self.size
+        while len(self.spares) < wanted and not self.closing:
+            spare = Worker.spare(self.log_dir / f"worker-{name}{len(self.spares)}.log", self.zygote)
+            if spare is None:
+                return
+            self.spares.append(spare)
 
     def close(self) -> None:
         """Kill every worker at once and wait for none: they hold no state, and waiting for

@@ -192,8 +192,8 @@ class Zygote:
         self.ctl.close()
 
     def kill_group(self) -> None:
-        """SIGKILL the zygote and every child it forked (their group, minifier.workers.zygote_boot),
-        waiting for none: at a stop, or at the end of the run."""
+        """End the zygote and every child it forked (their group, minifier.workers.zygote_boot):
+        SIGTERM, a moment, then SIGKILL (reap.kill_group): at a stop, or at the end of the run."""
         pid = self.pid if self.pid is not None else self.proc.pid if self.proc is not None else None
         kill_group(pid)
 
@@ -218,12 +218,18 @@ class Forked:
                 raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
         return self.returncode
 
-    def kill(self) -> None:
+    def send_signal(self, sig: int) -> None:
         if self.poll() is None:
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, sig)
             except ProcessLookupError:
                 pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _spawn(zygote: Zygote, request: dict, theirs: tuple, ours: tuple) -> Forked | None:
@@ -282,8 +288,9 @@ def run_script(zygote: Zygote, script: Path, args: list[str], cwd: Path,
     try:
         code = child.wait(timeout)
     except subprocess.TimeoutExpired:
-        child.kill()
-        code = child.wait(10)
+        from minifier.workers.reap import end_now
+
+        code = end_now(child)
         return None if code is None else (code, "", f"repro.py did not finish within {timeout:.0f} s")
     for reader in readers:
         reader.join(max(0.0, deadline - time.monotonic()) + 5)

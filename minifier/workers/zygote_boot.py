@@ -56,6 +56,10 @@ def prove_cold():  # a CUDA build: no compile here (on the H100 a CPU compile st
     pid = os.fork()
     if pid == 0:
         try:
+            gate = os.environ.get('MINIFY_GPU_GATE')  # compiler/gpu_gate.py: CUDA starts shared
+            if gate:
+                import fcntl
+                fcntl.flock(os.open(gate, os.O_RDWR | os.O_CREAT, 0o666), fcntl.LOCK_SH)
             if torch.cuda.is_available():
                 torch.ones(1, device='cuda').add_(1)
                 torch.cuda.synchronize()
