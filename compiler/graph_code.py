@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import linecache
 import math
+import operator
 import re
 import threading
 
@@ -234,7 +235,9 @@ TRACING = threading.RLock()
 
 class _FactoryTracer(fx.Tracer):
     """Also keeps aten ops called on constants alone as calls: AOTAutograd's graphs build
-    constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward)."""
+    constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward); and
+    traces item assignment (`x[:, 2:5] = 2`, how Dynamo writes an in-place write into an input,
+    which FX's Proxy refuses) as the `operator.setitem` node Dynamo's graph had."""
 
     def trace(self, root, concrete_args=None):
         with TRACING:
@@ -256,12 +259,21 @@ class _FactoryTracer(fx.Tracer):
                 return op_call(op, *args, **kwargs)
             return self.create_proxy("call_function", op, args, kwargs)
 
+        def set_item(proxy, key, value):
+            proxy.tracer.create_proxy("call_function", operator.setitem, (proxy, key, value), {})
+
         for name, fn in originals.items():
             setattr(torch, name, as_call(fn))
         OpOverload.__call__ = call_op
+        had_set_item = fx.Proxy.__dict__.get("__setitem__")  # a trace inside a trace keeps the outer's
+        fx.Proxy.__setitem__ = set_item  # only proxies call it, and they exist only while tracing
         try:
             return super().trace(root, concrete_args)
         finally:
+            if had_set_item is None:
+                del fx.Proxy.__setitem__
+            else:
+                fx.Proxy.__setitem__ = had_set_item
             OpOverload.__call__ = op_call
             for name, fn in originals.items():
                 setattr(torch, name, fn)
