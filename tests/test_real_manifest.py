@@ -54,9 +54,10 @@ def answer_matches(case: dict, code: int, report: dict) -> str:
         return f"exit {code}, expected {expected['exit']}"
     if code != 0:
         return ""
-    if report.get("verified") is not True:
+    program = report.get("program") or {}  # a failure of the whole program (e.g. Dynamo's)
+    if report.get("verified") is not True and program.get("verified") is not True:
         return "repro not verified"
-    layer = (report.get("layer") or {}).get("name") if isinstance(report.get("layer"), dict) else None
+    layer = (report.get("layer") or program.get("layer") or {}).get("name")
     if expected.get("layer") in ("Dynamo", "AOTAutograd"):
         return "" if layer == expected["layer"] else f"layer {layer}, expected {expected['layer']}"
     if expected.get("ops") and not set(expected["ops"]) & set(report.get("ops") or []):
