@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, inject, kernels, launch_form, settings
+from compiler import config_snapshot, gpu_gate, inject, kernels, launch_form, settings
 from compiler.call_outputs import record_first_call
-from compiler.graph_code import lift_attributes, module_source
+from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
 from compiler.launch_form import Launch
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
 from compiler.origins import node_origins, seq_nr_sources
@@ -33,7 +33,7 @@ from compiler.stages import CompileSpec
 from compiler.oracle import check, clone_inputs
 from compiler.quick_exit import quick_exit
 from compiler.signature import exception_signature
-from compiler.tensor_kinds import savable
+from compiler.saved_inputs import save_inputs, symbolic_inputs
 from compiler.context import current_context, input_device_type
 
 
@@ -135,16 +135,16 @@ class RecordingBackend:
                   "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
                   "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled(),
                   "part": "forward", "dynamo_graph": key, "key": str(key),
-                  "context": current_context(input_device_type(example_inputs)), "symbolic": _symbolic_inputs(gm)}
+                  "context": current_context(input_device_type(example_inputs)), "symbolic": symbolic_inputs(gm)}
         eager_gm = gm
         try:
             session.forward_rows[key] = {row["name"]: row for row in _write_graph(folder, gm)}
             eager_gm = torch.fx.GraphModule(gm, gm.graph)  # compiling must not touch what eager runs
         except Exception as exc:  # a graph we cannot replay is still compiled for the script
-            record["unsupported"] = f"{type(exc).__name__}: {exc}"
+            record["unsupported"] = _unsupported(exc)
         if "unsupported" not in record:  # the next call's inputs before the compile (seconds): checks start meanwhile
             saved: dict = {}  # where they cannot be saved yet (fake, a size with no value), the first call does
-            _save_inputs(folder, gm, list(example_inputs), saved)
+            save_inputs(folder, gm, list(example_inputs), saved)
             record.update({k: v for k, v in saved.items() if k != "unsupported"})
         write_json(folder / "record.json", record)
         try:
@@ -157,7 +157,7 @@ class RecordingBackend:
                 kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
             record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
                                  "traceback": traceback.format_exc()[-4000:]}
-            _save_inputs(folder, gm, list(example_inputs), record)
+            save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record)
             return eager_gm.forward
         return _wrap(compiled, eager_gm, folder, record, session)
@@ -200,10 +200,17 @@ def _compile_recording_kernels(compile, record: dict):
 
 
 def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:
+    """Write the graph's source and node rows; raise ValueError (the graph is then `unsupported`,
+    and the program is reduced instead) where it cannot be replayed as a graph."""
+    why = unreplayable_form(gm)
+    if why is not None:
+        raise ValueError(why)
     flat_gm, _ = lift_attributes(gm, [])
     rows = node_origins(flat_gm, by_seq_nr)
     write_json(folder / "nodes.json", rows)
-    (folder / "graph.py").write_text(module_source(flat_gm))
+    source = module_source(flat_gm)
+    (folder / "graph.py").write_text(source)
+    check_round_trip(source)
     return rows
 
 
@@ -224,7 +231,7 @@ def _record_backward(session: Session, key: int, forward_record: dict, aten_gm, 
     try:
         _write_graph(folder, eager_gm, by_seq_nr)
     except Exception as exc:
-        record["unsupported"] = f"{type(exc).__name__}: {exc}"
+        record["unsupported"] = _unsupported(exc)
     write_json(folder / "record.json", record)
     try:
         compiled = compile()
@@ -240,40 +247,9 @@ def _record_backward(session: Session, key: int, forward_record: dict, aten_gm, 
                                                      checked=lambda *args: run(*clone_inputs(list(args)))))
 
 
-def _save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
-    if (folder / "inputs.pt").exists() or "unsupported" in record:
-        return
-    try:
-        if any(getattr(x, "fake_mode", None) is not None for x in inputs):
-            raise ValueError("only fake example inputs are available")
-        _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
-        torch.save(savable(lifted), folder / "inputs.tmp")
-        os.replace(folder / "inputs.tmp", folder / "inputs.pt")  # whole or absent, for a reader meanwhile
-        record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
-    except Exception as exc:
-        record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
-
-
-def _symbolic_inputs(gm: torch.fx.GraphModule) -> bool:
-    """Whether Dynamo traced the graph with symbolic sizes (dynamic=True, mark_dynamic, or a
-    recompile after a new shape): a replay with the plain numbers of one call compiles it static."""
-    for p in gm.graph.find_nodes(op="placeholder"):
-        value = p.meta.get("example_value")
-        if isinstance(value, torch.SymInt) or (
-                isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape)):
-            return True
-    return False
-
-
-def _concrete(x):
-    """A symbolic size (what Dynamo hands a backend at compile time under dynamic shapes) as
-    the value it stands for in this call; replays and repros pass plain numbers."""
-    if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        hint = getattr(x.node, "hint", None)
-        if hint is None:
-            raise ValueError(f"a data-dependent size {x} has no value at compile time")
-        return hint
-    return x
+def _unsupported(exc: Exception) -> str:
+    """Why a graph cannot be replayed: _write_graph's own ValueErrors are already a sentence."""
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, checked=None):
@@ -283,7 +259,7 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     def call(*args):
         record["calls"] += 1
         if record["calls"] == 1:
-            _save_inputs(folder, eager_gm, list(args), record)
+            save_inputs(folder, eager_gm, list(args), record)
             session.marker.write_text(str(record["index"]))
             if compiled is not None:
                 _check(eager_gm, list(args), checked or compiled, record, session.ignore)
@@ -302,6 +278,7 @@ def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> 
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
                              "message": outcome.message, "when": "run", "rung": outcome.rung}
+        gpu_gate.hold_if_poisoned(f"{outcome.signature} {outcome.message}")  # see compiler/gpu_gate.py
     elif outcome.status == "fail":
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                              "message": outcome.message, "when": "run", "metrics": outcome.metrics}
@@ -362,6 +339,7 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
     result["graphs"] = session.count
     result["dynamo_graphs"] = session.dynamo_count
     result["callables"] = session.callables
+    result["dynamo_disabled"] = bool(torch._dynamo.config.disable)  # the script (or TORCH_COMPILE_DISABLE) set it
     result["injections"] = [i.to_dict() for i in inject.active()]
     write_json(out / "script.json", result)
     session.marker.unlink(missing_ok=True)

@@ -16,9 +16,12 @@ def first_compile(device: str, config: dict | None = None) -> None:
 
     from compiler import settings
 
+    from compiler import gpu_gate
+
     settings.apply()
-    if device != "cpu":
-        torch.ones(1, device=device).add_(1)
-    with torch._inductor.config.patch(config or {}):
-        torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
+    with gpu_gate.starting_cuda():  # a CPU compile may start CUDA too (seen on the H100)
+        if device != "cpu":
+            torch.ones(1, device=device).add_(1)
+        with torch._inductor.config.patch(config or {}):
+            torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
     torch._dynamo.reset()

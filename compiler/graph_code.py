@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import linecache
 import math
+import operator
 import re
 import threading
 
@@ -189,6 +190,42 @@ def module_from_source(source: str) -> torch.nn.Module:
     return namespace[CLASS_NAME]()
 
 
+# Dynamo writes a torch.func transform (grad, vmap, jvp, jacfwd, jacrev) as calls that open
+# and close its levels around the ops (`_vmap_increment_nesting`, `_add_batch_dim`, `_wrap_for_grad`,
+# ... in these modules): they take and return tensors of a level that exists only between them.
+TRANSFORM_MODULES = ("torch._functorch", "torch._C._functorch")
+
+
+def unreplayable_form(gm: fx.GraphModule) -> str | None:
+    """Why `gm` cannot be written and replayed as a graph of its own, in words that follow
+    "could not be replayed: "; None when it can. The program is reduced instead."""
+    transforms = sorted({getattr(n.target, "__name__", str(n.target)) for n in gm.graph.nodes if n.op == "call_function"
+                         and str(getattr(n.target, "__module__", "")).startswith(TRANSFORM_MODULES)})
+    if transforms:
+        return (f"it runs inside torch.func transforms (grad, vmap, jacfwd, jacrev, functional forward AD: "
+                f"{', '.join(transforms[:4])}{', ...' if len(transforms) > 4 else ''}), whose level bookkeeping "
+                f"does not run as a graph of its own")
+    subgraphs = [n for n in gm.graph.find_nodes(op="get_attr")
+                 if isinstance(_get_attr(gm, n.target), torch.nn.Module)]
+    if subgraphs:
+        callers = sorted({str(getattr(u.target, "__name__", u.target)) for n in subgraphs for u in n.users})
+        return (f"it passes subgraphs ({', '.join(str(n.target) for n in subgraphs[:4])}) to "
+                f"{', '.join(callers)} (an autograd.Function, a tensor hook, torch.cond, a checkpoint), "
+                f"which minify cannot write as a graph of its own yet")
+    return None
+
+
+def check_round_trip(source: str) -> None:
+    """Raise ValueError unless `source` (module_source's) loads and traces back into a graph, as
+    every later stage loads it: found here, in the capture, the graph is marked unreplayable
+    and the program reduced instead; found later, it was an internal error."""
+    try:
+        trace_module(module_from_source(source))
+    except Exception as exc:
+        raise ValueError(f"its code, written out, does not load back as a graph ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
+
+
 def lift_attributes(gm: fx.GraphModule, inputs: list) -> tuple[fx.GraphModule, list]:
     """Turn get_attr nodes (constants, buffers) into trailing placeholders fed with their values."""
     graph = fx.Graph()
@@ -234,7 +271,9 @@ TRACING = threading.RLock()
 
 class _FactoryTracer(fx.Tracer):
     """Also keeps aten ops called on constants alone as calls: AOTAutograd's graphs build
-    constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward)."""
+    constants that way (`torch.ops.aten.full.default([], 0.0, ...)` in a relu backward); and
+    traces item assignment (`x[:, 2:5] = 2`, how Dynamo writes an in-place write into an input,
+    which FX's Proxy refuses) as the `operator.setitem` node Dynamo's graph had."""
 
     def trace(self, root, concrete_args=None):
         with TRACING:
@@ -256,12 +295,21 @@ class _FactoryTracer(fx.Tracer):
                 return op_call(op, *args, **kwargs)
             return self.create_proxy("call_function", op, args, kwargs)
 
+        def set_item(proxy, key, value):
+            proxy.tracer.create_proxy("call_function", operator.setitem, (proxy, key, value), {})
+
         for name, fn in originals.items():
             setattr(torch, name, as_call(fn))
         OpOverload.__call__ = call_op
+        had_set_item = fx.Proxy.__dict__.get("__setitem__")  # a trace inside a trace keeps the outer's
+        fx.Proxy.__setitem__ = set_item  # only proxies call it, and they exist only while tracing
         try:
             return super().trace(root, concrete_args)
         finally:
+            if had_set_item is None:
+                del fx.Proxy.__setitem__
+            else:
+                fx.Proxy.__setitem__ = had_set_item
             OpOverload.__call__ = op_call
             for name, fn in originals.items():
                 setattr(torch, name, fn)

@@ -94,3 +94,68 @@ def rung_of(signature: str) -> str:
     if kind not in ("accuracy", "layout"):
         return "exception"
     return rest or "values"
+
+
+# Lines Dynamo adds to every error it raises or wraps: advice and context, never the error itself.
+ADVICE = (r"Set TORCHDYNAMO_VERBOSE=1", r"For even more developer context", r"You can suppress this exception",
+          r"from user code:", r"Explanation:", r"Hint:", r"Developer debug context:", r"For more details about",
+          r"File \"", r"torch\._dynamo\.config\.suppress_errors", r"import torch\._dynamo", r"\^+$",
+          r"While executing ", r"Original traceback:", r"Use tlparse", r"To log all")
+# Dynamo's own exceptions that carry a user's error (raised while tracing on fake tensors).
+DYNAMO_WRAPPERS = ("TorchRuntimeError", "BackendCompilerFailed", "InternalTorchDynamoError", "Unsupported",
+                   "UserError", "InductorError")
+
+
+def meaningful_line(message: str) -> str:
+    """The message's first line that says what went wrong (not one of Dynamo's advice lines)."""
+    for line in message.splitlines():
+        line = line.strip()
+        if line and not any(re.match(advice, line) for advice in ADVICE):
+            return line
+    return ""
+
+
+def core_error(type_name: str, message: str) -> tuple[str, str]:
+    """(type, line) of the error under Dynamo's wrappers, read from the text: a fake-tensor error
+    `... got RuntimeError('a and b must ...')` is that RuntimeError; a wrapper whose text starts
+    `RuntimeError: ...` is that RuntimeError."""
+    name = type_name.rsplit(".", 1)[-1]
+    seen = 0
+    while name in DYNAMO_WRAPPERS and seen < 5:
+        seen += 1
+        got = re.search(r"got (\w+(?:Error|Exception))\((['\"])(.*?)\2\)", message, re.S)
+        head = re.match(r"\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.*)", message, re.S)
+        if got:
+            name, message = got.group(1), got.group(3)
+        elif head and head.group(1) not in ("UserError",):
+            name, message = head.group(1), head.group(2)
+        else:
+            break
+    return name, meaningful_line(message)
+
+
+def program_signature(type_name: str, message: str) -> str:
+    """A program failure's signature: the core exception type and its first meaningful line,
+    normalized (numbers, addresses, paths); never an advice line."""
+    name, line = core_error(type_name, message)
+    line = re.sub(r"\b[su]\d+\b", "N", line)  # a dynamic size's symbol (s0, u1) where eager has its value
+    return f"{name}: {normalize(line)}" if line else name
+
+
+EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_][\w]*\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|"
+                            r"Unsupported|Iteration|Failure|Failed))(?:: (.*))?$")
+
+
+def last_exception(stderr: str) -> tuple[str, str] | None:
+    """(type, message) of the exception that ended a Python process, from its stderr (the
+    last traceback's exception line and the message lines after it); None if it shows none."""
+    lines = stderr.splitlines()
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")),
+                default=None)
+    if start is None:
+        return None
+    for i in range(start + 1, len(lines)):
+        found = EXCEPTION_LINE.match(lines[i]) if not lines[i].startswith(" ") else None
+        if found:
+            return found.group(1), "\n".join([found.group(2) or "", *lines[i + 1:]])
+    return None

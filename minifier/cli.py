@@ -10,12 +10,11 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from minifier.run_log import RunLog
+
 USAGE = """minify [options] SCRIPT [script args]
        minify [options] -m MODULE [module args]
        minify [options] path/test_x.py::test_y
-
-What follows SCRIPT or -m MODULE is the program's, as with `python` (minify's own options right
-after it are still taken as minify's up to the first one minify does not know, or up to `--`).
 
 Run SCRIPT (an unmodified program that calls torch.compile; or a module as `python -m` runs it,
 or one pytest test, its own assertion the failure) under the full compiler, find the
@@ -155,26 +154,6 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
-class RunLog:
-    """From here on, everything this process writes to its standard error (file descriptor 2)
-    goes to `path`: torch's own log lines (`W1124 ...`), Python warnings, C++ warnings, and
-    tracebacks. The console keeps the real standard error, as `console`, for our display only.
-    Processes started later inherit the log as their standard error too."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        sys.stderr.flush()
-        saved = os.dup(2)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 2)
-        os.close(fd)
-        self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
-        from minifier.report.terminal import StandardError
-
-        StandardError.keep(self.console)  # minify's one-line errors still reach the user
-        print(f"minify {_version()}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)
-
-
 def _save_traceback(log: RunLog | None, exc: BaseException) -> Path | None:
     """Write `exc`'s traceback to the run's log (else, or when that cannot be written, to a
     file of its own); where it went, or None when nothing could be written."""
@@ -242,12 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     from minifier.cli_args import split_program_args, unknown_command
     from minifier.report.terminal import error_console
 
-    typo = unknown_command(argv[0], list(SUBCOMMANDS)) if argv else None
-    if typo:
+    if argv and (typo := unknown_command(argv[0], list(SUBCOMMANDS))):
         error_console().print(f"[bold red]minify:[/bold red] {escape(typo)}", highlight=False, soft_wrap=True)
         return 2
-    p = parser()
-    argv, script_args = split_program_args(argv, p)  # what follows the script is the program's
+    argv, script_args = split_program_args(argv, p := parser())  # what follows the script is the program's
     try:
         ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
@@ -308,28 +285,46 @@ def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
 
 
 def _minify(ns: argparse.Namespace, opts, console) -> int:
-    """The main job: launch, run the pipeline, print the summary; every way it can end is one
-    line and a documented exit status (minifier/exit_codes.py)."""
-    from minifier.exit_codes import EXIT_CANNOT_WRITE, EXIT_INTERRUPTED
+    """The main job under Ctrl-C/SIGTERM handling (minifier.interrupts): one stop within seconds."""
+    from minifier.interrupts import Signals
+    from minifier.workers.stop import STOP
+
+    STOP.reset()
+    started: list = []  # the Launched, once there is one (for a stop's report)
+    say = lambda: console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, started[0] if started else None)}",
+                                highlight=False, soft_wrap=True)
+    with Signals(say):
+        return _minify_run(ns, opts, console, started)
+
+
+def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
+    """Launch, run the pipeline, print the summary; every way it can end is one line and a
+    documented exit status (minifier/exit_codes.py)."""
+    from minifier.exit_codes import EXIT_CANNOT_WRITE
+    from minifier.interrupts import exit_code
     from minifier.workers.launch import UserError, launch
 
     log: RunLog | None = None
     launched = None
     try:
         launched = launch(opts)  # the capture and the zygote start before this process imports torch
+        started.append(launched)
         try:
-            log = RunLog(launched.work / "minify.log")  # before torch is imported here
+            log = RunLog(launched.work / "minify.log", _version())  # before torch is imported here
             result = _run_pipeline(ns, opts, console, log, launched)
             if isinstance(result, int):
                 return result
         finally:
             launched.stop()
+            health = _gpu_health(launched, console)
+        if health is not None:
+            result.report["gpu_health"] = health
     except UserError as exc:
         console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return exit_code()
     except Exception as exc:
         if launched is not None and _no_space(launched.out):  # torch.save says so in its own words
             console.print(f"[bold red]minify:[/bold red] cannot write to the output folder {launched.out}: "
@@ -345,8 +340,15 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
     print_summary(result.report, console)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return exit_code()
     return result.code
+
+
+def _gpu_health(launched, console) -> dict | None:
+    """On a GPU: whether it still answers once every process of the run is gone (said plainly if not)."""
+    from minifier.report.gpu_health import after_run
+
+    return after_run(launched.out, console)
 
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
@@ -366,10 +368,22 @@ def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
 
 
 def _interrupted(opts, launched) -> str:
+    """A stopped run's line; report.json is written here if the pipeline did not get to it (a
+    stop while torch was being imported), and nothing started by the run is left running."""
+    from minifier.stopped import stopped_line, write_stopped
+    from minifier.workers.reap import kill_children
+    from minifier.workers.stop import STOP
+
+    STOP.request(STOP.reason or "interrupted")
+    kill_children()
     if launched is None:
-        return "interrupted"
-    return (f"interrupted; what was found so far is in {launched.out} (report.json); "
-            f"add --resume to the same command to continue")
+        return stopped_line(None)
+    if not STOP.reported:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            write_stopped(launched.out, opts.script, launched.start)
+    return stopped_line(launched.out)
 
 
 def main_exit() -> None:

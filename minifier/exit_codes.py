@@ -14,8 +14,10 @@ EXIT_NOT_REPRODUCED = 4  # a failure that did not reproduce (or a repro that did
 EXIT_NUMERICS = 5  # minify: compiled differs from eager only as floating-point numerics do
 EXIT_CANNOT_WRITE = 6  # the output folder cannot be written
 EXIT_WRONG_ANSWERS = 7  # bench: a case's answer was not the expected one
+EXIT_MAX_TIME = 8  # minify: --max-time ran out while the script ran, before anything was searched
 EXIT_INTERNAL = 70  # a bug in minify itself (the line names the log)
-EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as a shell reports a process a signal ended
+EXIT_TERMINATED = 143  # SIGTERM (a batch system's stop): 128 + 15
 
 # What each exit status of every command means.
 EXIT_CODES = {
@@ -33,6 +35,10 @@ EXIT_CODES = {
                    "one's error against fp64, and a setting that makes them match only when seen to)",
     EXIT_CANNOT_WRITE: "the output folder cannot be written (not writable, disk full); the line names the path",
     EXIT_WRONG_ANSWERS: "bench: some case's answer was not the expected one",
+    EXIT_MAX_TIME: "--max-time ran out while the script still ran: the script was ended and nothing was searched; "
+                   "report.json says how far it got",
     EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C); what was found so far is kept and report.json says so",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): stopped within seconds; what was verified so far is kept, report.json "
+                      "says where it stopped, and --resume continues",
+    EXIT_TERMINATED: "terminated (SIGTERM, as a batch system sends): the same orderly stop as Ctrl-C",
 }

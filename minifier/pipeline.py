@@ -12,18 +12,19 @@ from pathlib import Path
 
 import torch.fx as fx
 
+from compiler import gpu_gate
 from compiler.context import graph_modes
 from compiler.signature import rung_of
 from compiler.stages import CompileSpec
 from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
-from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
+from minifier.exit_codes import EXIT_MAX_TIME, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
-from minifier.program.stage import nothing_failed, replay_failed
+from minifier.program.stage import eager_first, nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process, known_ops
 from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
@@ -31,11 +32,13 @@ from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
 from minifier.report.rows import graph_row, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
+from minifier.stopped import StepsSeen, resume_line, write_stopped
 from minifier.workers.evaluate import Evaluator, first_check_limit
 from minifier.workers.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
 from minifier.workers.session import Session
+from minifier.workers.stop import STOP
 from minifier.workers.zygote import ForkedRuns
 from minifier.workers.worker import cuda_context_poisoned
 from repro.issue_text import write_issue
@@ -54,6 +57,9 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     """The whole run; `launched` when the caller already started the slow processes."""
     launched = launched or launch(opts)
     zygote = launched.zygote
+    ui = StepsSeen(ui)
+    if opts.resume:
+        ui.step(resume_line(launched.work))
     ui.step("starting workers")
     collect_env_start()  # issue.md's Versions: collect_env takes seconds, so it runs beside the search
     pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote,
@@ -67,16 +73,21 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         start_cuda_aside()
     # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
     probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and gpu else None
-    deadline = time.monotonic() + opts.max_time if opts.max_time else None
+    # --max-time counts from the run's start: the capture is part of it
+    deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
     session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
-    if wanted(opts.early_checks, cores()):
+    if wanted(opts.early_checks, cores(), gpu_gate.enabled()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
+    ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
     try:
         return _run(session)
-    except KeyboardInterrupt:
-        _write_interrupted(launched.out, opts, launched.start)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM (minifier.cli): every process is ended already
+        STOP.request(STOP.reason or "interrupted")
+        write_stopped(launched.out, opts.script, launched.start, session)
         raise
     finally:
+        if ending is not None:
+            STOP.forget(ending)
         with contextlib.suppress(OSError):  # a report of where the time went; never the run's error
             (launched.work / "timeline.json").write_text(json.dumps(pool.timeline, indent=0))
         launched.capture.stop()
@@ -95,7 +106,16 @@ def _run(session: Session) -> Result:
     """The stages, in order: capture, search each failing graph (reducing its bugs, their repros
     verified on the side), localize, report."""
     capture = _finish_capture(session)
-    found = _search_graphs(session, capture)
+    # A script that fails without the compiler too is the user's bug (exit 2). Its run with nothing
+    # compiled goes on beside the graph search (a graph's own verdicts are judged against its own
+    # eager run, so none waits for it); its answer is taken before anything is reported.
+    eager_check = ThreadPoolExecutor(1, thread_name_prefix="eager-first")
+    eager_done = eager_check.submit(eager_first, session, capture)
+    try:
+        found = _search_graphs(session, capture)
+        eager_done.result()
+    finally:
+        eager_check.shutdown(wait=False)
     if not found.bugs:
         if found.unreplayable:  # a graph failed that no worker can replay: the program is reduced instead
             return replay_failed(session, capture, found.unreplayable[0])
@@ -114,7 +134,16 @@ def _run(session: Session) -> Result:
 
 def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
-    capture = session.launched.capture.finish(session.opts.timeout)
+    deadline = session.budget.deadline
+    capture = session.launched.capture.finish(session.opts.timeout,
+                                              None if deadline is None else deadline - time.monotonic())
+    session.capture = capture
+    if capture.stopped:  # --max-time ran out while the script ran: it was ended, nothing is searched
+        session.budget.stopped = STOP.where = "max-time"
+        write_stopped(session.out, session.opts.script, session.start, session, "stopped", "max-time")
+        raise UserError(f"--max-time ({session.opts.max_time:g} s) ran out while the script ran; it was ended after "
+                        f"{capture.seconds:.0f} s with {len(capture.graphs)} graph(s) captured and nothing searched "
+                        f"(report.json says so); give more time with --max-time", EXIT_MAX_TIME)
     session.phases.add("capture", capture.seconds)
     session.pool.timeline.append(_capture_row(capture, session.launched.capture.start - session.pool.born))
     if session.early is not None:
@@ -124,8 +153,10 @@ def _finish_capture(session: Session) -> Capture:
     failures = [g.failure for g in capture.graphs if g.failure]
     if any(ends_its_process(f.get("signature") or "") for f in failures):
         session.pool.keep_spares()
-    if session.probes is not None and any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
-        session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
+    if any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
+        gpu_gate.mark_asserting()  # from now on one GPU job at a time (docs/gpu-safety.md)
+        if session.probes is not None and not gpu_gate.enabled():
+            session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
 
 
@@ -158,6 +189,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     found = Found()
     found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
                                         session.phases, session.probes)
+    session.verifications = found.verifications  # what a stop reports as verified so far
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
                        on_reduced=found.verifications.submit, phases=session.phases)
@@ -363,17 +395,3 @@ def _base_report(session: Session, capture: Capture, rows: list, evaluators: lis
             "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
             "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": session.pool.restarts,
             "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2)}
-
-
-def _write_interrupted(out: Path, opts: Options, start: float) -> None:
-    """Ctrl-C: what was found so far stays (repros already written, work/ with its checkpoints
-    for --resume) and report.json says the run was interrupted."""
-    began = time.time() - (time.perf_counter() - start)
-    repros = [str(p) for p in [out / "repro.py", *sorted(out.glob("bug-*/repro.py"))]
-              if p.exists() and p.stat().st_mtime >= began]
-    write_report(out, {"status": "interrupted", "script": str(opts.script), "repros": repros,
-                        "wall_seconds": round(time.perf_counter() - start, 2),
-                        "resume": "the same command with --resume continues from the checkpoints in work/"})
-
-
-

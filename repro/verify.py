@@ -17,6 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler import gpu_gate
+from compiler.gpu_slots import SLOTS
+
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
 
 
@@ -30,26 +33,90 @@ class Verification:
 
 
 def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None,
-              prewarmed=None) -> Verification:
+              prewarmed=None, stopped=lambda: False) -> Verification:
     """Run `python repro.py ARGS` from a fresh temporary directory and read its verdict. With
     `prewarmed` (a PrewarmedPython, or anything with its `run`), in a process that has paid
     torch's start-up; a repro that does not reproduce there is run again cold, so an answer
-    of "no" never rests on the shortcut."""
+    of "no" never rests on the shortcut, unless `stopped()` says the caller stopped meanwhile
+    (Ctrl-C: the prewarmed run was ended by it, and its answer is no answer)."""
     start = time.perf_counter()
+    if gpu_gate.asserting():  # a device-assert run: a cold process, alone on the GPU until it is gone
+        with gpu_gate.exclusive():
+            return _cold(repro, timeout, args, start)
     if prewarmed is not None:
         done = prewarmed.run(repro, args or [], timeout)
         if done is not None:
             verification = _verdict(*done, start)
-            if verification.reproduced:
+            if verification.reproduced or stopped():
                 return verification
-    with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
-        try:
-            proc = subprocess.run([sys.executable, str(repro.resolve()), *(args or [])], cwd=elsewhere,
-                                  capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return Verification(False, -1, f"repro.py did not finish within {timeout:.0f} s",
-                                time.perf_counter() - start)
-    return _verdict(proc.returncode, proc.stdout, proc.stderr, start)
+    return _cold(repro, timeout, args, start)
+
+
+def _cold(repro: Path, timeout: float, args: list[str] | None, start: float) -> Verification:
+    """`python repro.py ARGS` in a fresh interpreter, from a fresh temporary directory (one of
+    the run's CUDA processes on a GPU: compiler/gpu_slots.py)."""
+    slot = SLOTS.take()
+    try:
+        with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
+            proc = subprocess.Popen([sys.executable, str(repro.resolve()), *(args or [])], cwd=elsewhere,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _end(proc)
+                return Verification(False, -1, f"repro.py did not finish within {timeout:.0f} s",
+                                    time.perf_counter() - start)
+    finally:
+        slot.release()
+    return _verdict(proc.returncode, stdout, stderr, start)
+
+
+def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM, `grace` seconds, then SIGKILL: never SIGKILL first to a process that may hold CUDA."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+# The control run: repro.py with nothing compiled. TORCHDYNAMO_DISABLE is read at each
+# torch.compile call (and inherited by a crash repro's child); config.disable covers a process
+# that imported torch before the variable was set (a forked or prewarmed one).
+_CONTROL = """import os, runpy, sys
+os.environ["TORCHDYNAMO_DISABLE"] = "1"
+import torch
+torch._dynamo.config.disable = True
+sys.argv[0] = {repro!r}
+sys.path[0] = os.path.dirname({repro!r})
+runpy.run_path({repro!r}, run_name="__main__")
+"""
+
+
+def run_control(repro: Path, timeout: float = 600.0, prewarmed=None) -> Verification:
+    """repro.py run with the compiler disabled: a verified repro must pass (`NOT REPRODUCED`,
+    exit 0); `reproduced` here means it passed. A failure seen in a prewarmed process is
+    checked again cold, so "fails without the compiler too" never rests on the shortcut."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minify-control-") as folder:
+        control = Path(folder) / "control.py"
+        control.write_text(_CONTROL.format(repro=str(repro.resolve())))
+        done = prewarmed.run(control, [], timeout) if prewarmed is not None else None
+        if done is None or not _passed(done[0], done[1]):
+            try:
+                proc = subprocess.run([sys.executable, str(control)], cwd=folder, capture_output=True, text=True,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return Verification(False, -1, f"did not finish within {timeout:.0f} s", time.perf_counter() - start)
+            done = (proc.returncode, proc.stdout, proc.stderr)
+    result = _verdict(*done, start)
+    return Verification(_passed(done[0], done[1]), result.returncode, result.line, result.seconds, result.output)
+
+
+def _passed(returncode: int, stdout: str) -> bool:
+    verdicts = [line for line in stdout.splitlines() if line.startswith(VERDICTS)]
+    return returncode == 0 and bool(verdicts) and verdicts[-1].startswith("NOT REPRODUCED")
 
 
 def _verdict(returncode: int, stdout: str, stderr: str, start: float) -> Verification:
@@ -69,11 +136,18 @@ os.nice(10)  # spare-time work: the capture and the workers come first
 import torch
 # On the device workers warm up on (a GPU machine's first C++ compile costs 40-55 s on torch
 # 2.11), without the pool of compile subprocesses repro.py does not use (each imports torch).
+gate = os.environ.get('MINIFY_GPU_GATE')  # compiler/gpu_gate.py: CUDA is started with it held, shared
+if gate:
+    import fcntl
+    gate = os.open(gate, os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(gate, fcntl.LOCK_SH)
 try:
     with torch._inductor.config.patch(compile_threads=1, fx_graph_cache=False):
         torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device='cuda' if torch.cuda.is_available() else 'cpu'))
 except Exception:
     pass
+if gate:
+    os.close(gate)
 torch._dynamo.reset()
 job = json.loads(sys.stdin.readline() or 'null')
 if job is None:
@@ -106,14 +180,23 @@ os._exit(code or 0)
 class PrewarmedPython:
     """One fresh interpreter for one repro run, started ahead of time (see the module doc)."""
 
-    def __init__(self):
+    def __init__(self, slot=None):
+        """`slot`: its place under the GPU's cap (compiler/gpu_slots.py); a needed one if none."""
+        self.slot = slot or SLOTS.take()
         self.folder = tempfile.mkdtemp(prefix="minify-verify-")
         self.proc = subprocess.Popen([sys.executable, "-c", _BOOT], cwd=self.folder, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.slot.bind(self.proc, self.close if self.slot.optional else None)
+
+    @classmethod
+    def spare(cls) -> "PrewarmedPython | None":
+        """One started ahead of need, where the GPU's cap leaves room (else None)."""
+        slot = SLOTS.take(optional=True)
+        return None if slot is None else cls(slot)
 
     def run(self, repro: Path, args: list[str], timeout: float) -> tuple[int, str, str] | None:
         """(exit status, stdout, stderr) of repro.py run as `__main__`; None if it could not run."""
-        if self.proc.poll() is not None:
+        if not self.slot.promote() or self.proc.poll() is not None:  # ended, or its slot given to another
             self.close()
             return None
         job = json.dumps({"script": str(repro.resolve()), "args": list(args)}) + "\n"
@@ -127,9 +210,13 @@ class PrewarmedPython:
         return self.proc.returncode, stdout, stderr
 
     def close(self) -> None:
+        if getattr(self, "closed", False):
+            return
+        self.closed = True
         if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.communicate()
+            _end(self.proc)
+        else:
+            self.proc.communicate()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -138,12 +225,12 @@ class PrewarmedSupply:
     is written."""
 
     def __init__(self):
-        self._ready: PrewarmedPython | None = PrewarmedPython()
+        self._ready: PrewarmedPython | None = PrewarmedPython.spare()
 
     def take(self, another: bool = False) -> PrewarmedPython:
-        """The ready interpreter; with `another`, start the next one now."""
+        """The ready interpreter; with `another`, start the next one now (where the cap leaves room)."""
         ready = self._ready or PrewarmedPython()
-        self._ready = PrewarmedPython() if another else None
+        self._ready = PrewarmedPython.spare() if another else None
         return ready
 
     def close(self) -> None:

@@ -26,6 +26,7 @@ import torch.fx as fx
 from compiler.config_snapshot import config_lines
 from compiler.graph_code import forward_source, placeholders
 from compiler.inject import injection_source
+from compiler.oracle import clone_inputs
 from compiler.signature import rung_of
 from repro.annotate import annotate_forward, describe_run
 from repro.checks import CRASHING, WHERE_HELPER, check_lines, child_block, eager_facts, tolerance
@@ -149,7 +150,7 @@ def split_tuple_outputs(gm: fx.GraphModule, inputs: list) -> fx.GraphModule:
         return gm
     try:
         with torch.no_grad():
-            values = gm(*inputs)
+            values = gm(*clone_inputs(inputs))  # copies: a graph that writes into its inputs changes them
     except Exception:  # eager fails on these inputs: the repro's check says so
         return gm
     if not any(isinstance(v, (tuple, list)) and all(isinstance(x, torch.Tensor) for x in v) for v in values):

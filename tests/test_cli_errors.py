@@ -120,6 +120,7 @@ def _prepare(how: str | None, out: Path, mounts: list) -> Path:
                 pass
             finally:
                 os.close(fd)
+            return out / "run"  # the filler is the user's: the output folder is a new one beside it
         return out
     if how == "other run":
         (out / "work").mkdir(parents=True)

@@ -14,10 +14,12 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from compiler import gpu_gate
 from compiler.subsystems import Experiment
 from minifier.blame.probe_worker import BlameWorker
 
 MOST_AT_ONCE = 6  # processes of their own at once (two first experiments, four early ones)
+MOST_AT_ONCE_GPU = 1
 
 
 class AheadRuns:
@@ -30,7 +32,9 @@ class AheadRuns:
         self.lock = threading.Lock()
         self.closed = False
         self.args = (folder, stage, timeout, zygote, ready)
-        self.executor = ThreadPoolExecutor(MOST_AT_ONCE, thread_name_prefix="minify-blame-ahead")
+        # On a GPU the isolated experiments run one at a time anyway (compiler/gpu_gate.py): one beside the search's
+        at_once = MOST_AT_ONCE_GPU if gpu_gate.enabled() else MOST_AT_ONCE
+        self.executor = ThreadPoolExecutor(at_once, thread_name_prefix="minify-blame-ahead")
         self.futures: dict[str, Future] = {}
         self.start(experiments)
 

@@ -111,7 +111,15 @@ def main(argv: list[str]) -> int:
         argv = [sys.stdin.readline().strip()]
         if not argv[0]:
             return 0
-    repro = load_repro(Path(argv[0]))
+    from compiler import gpu_gate
+
+    with gpu_gate.starting_cuda():  # its CUDA context made now, before its hello: never beside an assert
+        repro = load_repro(Path(argv[0]))
+        device = str(repro.module.CONTEXT.get("device", "cpu"))
+        if device.startswith("cuda"):
+            import torch
+
+            torch.ones(1, device=device).add_(1)
     say(hello(repro))
     for line in sys.stdin:
         if line.strip():
@@ -147,10 +155,12 @@ class Child:
     def __init__(self, folder: Path, log, zygote=None, ready=None):
         """A warm process waiting for its folder (`ready`, minifier/blame/ready.py), forked from
         `zygote` (minifier.workers.zygote) when given, else a fresh `python -m`."""
+        from compiler.gpu_slots import SLOTS
         from minifier.workers.zygote import fork_module
 
         # cwd is the project root: from the repro folder, its repro.py would shadow the `repro` package
         log.flush()
+        self.slot = ready.slot if ready is not None else SLOTS.take()  # its place under the GPU's cap
         self.proc = ready.proc if ready is not None else \
             fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, [str(folder)], text=True)
         if ready is not None:
@@ -159,6 +169,8 @@ class Child:
                 self.proc.stdin.flush()
         elif self.proc is None:
             self.proc = start_process([str(folder)], log)
+        if ready is None:
+            self.slot.bind(self.proc)
         self.answers: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -184,7 +196,7 @@ class Child:
             try:
                 answer = self.answers.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                self.close()
+                self.close(now=True)
                 kind, signature, message = hang_signature(timeout, stage)
                 raise WorkerDied({"status": "fail", "kind": kind, "signature": signature, "message": message,
                                   **record})
@@ -199,11 +211,15 @@ class Child:
             else:
                 return {**answer, **record}
 
-    def close(self) -> None:
-        """Kill it; its end is waited for on a thread (after a device assert it takes a while)."""
-        from minifier.workers.reap import kill_soon
+    def close(self, now: bool = False) -> None:
+        """End it (SIGTERM, then SIGKILL); its end is waited for on a thread (after a device
+        assert it takes a while), or with `now` here (under the GPU gate: compiler/gpu_gate.py)."""
+        from minifier.workers.reap import end_now, kill_soon
 
-        kill_soon(self.proc)
+        if now:
+            end_now(self.proc)
+        else:
+            kill_soon(self.proc)
 
 
 class BlameWorker:
@@ -238,17 +254,24 @@ class BlameWorker:
         return self.info
 
     def run(self, experiment) -> dict:
+        """One experiment's answer. Isolated on a GPU (a device-assert repro's), it runs alone on
+        the GPU, from its ask until its process is gone (compiler/gpu_gate.py); the child's
+        CUDA start, before its hello, is not under that hold."""
+        from compiler import gpu_gate
+
         if self.child is None:
             self.start()
-        try:
-            return self.child.ask(experiment.to_dict(), self.timeout, self.stage)
-        except WorkerDied as died:
-            self.child, self.restarts = None, self.restarts + 1
-            return died.answer
-        finally:
-            if self.isolate and self.child is not None:
-                self.child.close()
-                self.child = None
+        alone = self.isolate and gpu_gate.enabled()
+        with gpu_gate.exclusive() if alone else contextlib.nullcontext():
+            try:
+                return self.child.ask(experiment.to_dict(), self.timeout, self.stage)
+            except WorkerDied as died:
+                self.child, self.restarts = None, self.restarts + 1
+                return died.answer
+            finally:
+                if self.isolate and self.child is not None:
+                    self.child.close(now=alone)
+                    self.child = None
 
     def log_tail(self, chars: int = 2000) -> str:
         self.log.flush()

@@ -15,8 +15,9 @@ import threading
 from dataclasses import dataclass
 from typing import IO
 
+from compiler.gpu_slots import SLOTS, Slot
 from minifier.blame.probe_worker import ROOT, start_process
-from minifier.workers.reap import kill_soon
+from minifier.workers.reap import end_now, kill_soon
 from minifier.workers.zygote import fork_module
 
 
@@ -30,16 +31,23 @@ class ReadyChild:
     proc: subprocess.Popen
     log: IO
     device: str
+    slot: Slot  # its place under the GPU's cap: optional until taken
 
 
-def start_ready(device: str, zygote=None) -> ReadyChild:
+def start_ready(device: str, zygote=None) -> ReadyChild | None:
     """Forked from `zygote` (a CUDA build's, which only imports) once it is ready to fork: it
     pays no `import torch`, beside workers replaced after a device assert. Else a fresh process:
-    the first probes start while the zygote is still being born."""
+    the first probes start while the zygote is still being born. None where the GPU's cap
+    (compiler/gpu_slots.py) leaves no room for a process kept only to be ready."""
+    slot = SLOTS.take(optional=True)
+    if slot is None:
+        return None
     log = tempfile.TemporaryFile(mode="w+")
     forked = fork_module(zygote, "minifier.blame.probe_worker", ROOT, log, ["--ready", device], text=True) \
         if zygote is not None and zygote.ready and not zygote.dead else None
-    return ReadyChild(forked or start_process(["--ready", device], log), log, device)
+    proc = forked or start_process(["--ready", device], log)
+    slot.bind(proc, lambda: end_now(proc))
+    return ReadyChild(proc, log, device, slot)
 
 
 class ReadyProbes:
@@ -66,7 +74,7 @@ class ReadyProbes:
         with self.lock:
             if not self.closed:
                 for device, n in counts.items():
-                    self.ready[device].extend(start_ready(device, self.zygote) for _ in range(n))
+                    self._start(device, n)
 
     def take(self, device: str) -> ReadyChild | None:
         """A ready process, warmed for `device` where one is kept (any other has torch imported at
@@ -78,17 +86,26 @@ class ReadyProbes:
             waiting = self.ready[device]
             while waiting:
                 child = waiting.pop(0)
-                waiting.append(start_ready(device, self.zygote))
-                if child.proc.poll() is None:
+                alive = child.slot.promote() and child.proc.poll() is None  # not given up to a needed one
+                self._start(device, 1)
+                if alive:
                     return child
                 child.log.close()
             return None
+
+    def _start(self, device: str, n: int) -> None:
+        """`n` more ready for `device`, as many as the GPU's cap leaves room for (lock held)."""
+        for _ in range(n):
+            child = start_ready(device, self.zygote)
+            if child is None:
+                return
+            self.ready.setdefault(device, []).append(child)
 
     def add(self, device: str, n: int) -> None:
         """Keep `n` more ready for `device` from now on (each taken one is replaced)."""
         with self.lock:
             if not self.closed:
-                self.ready.setdefault(device, []).extend(start_ready(device, self.zygote) for _ in range(n))
+                self._start(device, n)
 
     def close(self) -> None:
         """Kill the processes nobody took, waiting for none (each CUDA teardown takes a while:

@@ -23,6 +23,7 @@ from typing import Callable
 
 from compiler.subsystems import (ALL, DECOMPOSITION, LOWERINGS, NO_VECTORIZATION, PASS_SUBSYSTEMS, SCALAR_CPP,
                                  Experiment, config_defaults)
+from minifier.workers.stop import STOP
 from minifier.blame.ahead import AheadRuns
 from minifier.blame.config_probes import config_flags, config_reverted, partitioner, script_config
 from minifier.blame.experiments import Search, experiment_key
@@ -77,6 +78,7 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=Non
                        for r in search.runs],
               "compiles": len(search.runs), "worker_restarts": restarts,
               "seconds": round(time.perf_counter() - start, 2)}
+    STOP.check()  # probes a stop ended (Ctrl-C) answer as crashes: no blame rests on them
     (repro_dir / BLAME_FILE).write_text(json.dumps(report, indent=1, default=str))
     return report
 

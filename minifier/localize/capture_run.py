@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import TYPE_CHECKING
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.pool import module_command
+from minifier.workers.reap import kill_group
+from minifier.workers.stop import STOP
 
 if TYPE_CHECKING:
     from minifier.workers.zygote import Zygote
@@ -55,6 +59,7 @@ class Capture:
     seconds: float
     injections: list[dict] = field(default_factory=list)
     folder: Path | None = None
+    stopped: str | None = None  # "max-time": the run's time ran out while the script ran, and it was ended
 
     @property
     def failing(self) -> list[GraphRecord]:
@@ -98,30 +103,96 @@ class CaptureOptions:
                 *(["--ignore", ",".join(self.ignore)] if self.ignore else [])]
 
 
+OUTPUT_CAP = 1 << 20  # bytes of the script's output kept in its log, at each end
+
+
+class CappedOutput:
+    """The script's output (stdout and stderr) on its way to its log in work/: the first and the
+    last OUTPUT_CAP bytes, and a line saying how much was cut between (a script that printed
+    60 MB left 195 MB of copies). The head is written as it comes, the tail when the run ends."""
+
+    def __init__(self, path: Path):
+        self.file = open(path, "wb")
+        self.read_end, self.write_end = os.pipe()
+        self.head_left, self.tail, self.cut = OUTPUT_CAP, bytearray(), 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, daemon=True, name="script-output")
+
+    def started(self) -> None:
+        """The process has its end of the pipe: drop ours and read."""
+        os.close(self.write_end)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        with os.fdopen(self.read_end, "rb", buffering=0) as source:
+            while chunk := source.read(1 << 16):
+                with self.lock:
+                    if self.file.closed:
+                        continue
+                    head = chunk[:self.head_left]
+                    if head:
+                        self.file.write(head)
+                        self.file.flush()
+                        self.head_left -= len(head)
+                    self.tail += chunk[len(head):]
+                    if len(self.tail) > OUTPUT_CAP:
+                        self.cut += len(self.tail) - OUTPUT_CAP
+                        del self.tail[:len(self.tail) - OUTPUT_CAP]
+
+    def close(self, wait: float = 2.0) -> None:
+        """Write the tail (after what was cut) and close; output still coming after `wait`
+        seconds (a process that kept the pipe open) is not waited for."""
+        if self.thread.is_alive():
+            self.thread.join(wait)
+        with self.lock:
+            if self.file.closed:
+                return
+            if self.cut:
+                self.file.write(f"\n[minify: {self.cut} bytes of output cut here; the first and last "
+                                f"{OUTPUT_CAP} bytes are kept]\n".encode())
+            self.file.write(self.tail)
+            self.file.close()
+
+
 @dataclass
 class RunningCapture:
-    """A capture process under way (start_capture); `finish` waits for it and reads it."""
+    """A capture process under way (start_capture); `finish` waits for it and reads it. It runs
+    in a session of its own: the script and every process it started are one group, ended
+    together when the capture ends (no orphans) or the run stops."""
     proc: subprocess.Popen
     folder: Path
     start: float
-    log: object  # the open log file
+    log: CappedOutput
+    stop_key: int | None = None
 
-    def finish(self, timeout: float) -> Capture:
+    def finish(self, timeout: float, left: float | None = None) -> Capture:
+        """Wait for it (`timeout`: the script's limit, from its start) and read what it recorded.
+        `left`: seconds the run may still take (--max-time); a script still running then is
+        ended and the capture says it `stopped`, not that the script hung."""
+        wait = max(0.0, timeout - (time.perf_counter() - self.start))
+        cut = left is not None and left < wait
         try:
-            code = self.proc.wait(timeout=max(0.0, timeout - (time.perf_counter() - self.start)))
+            code = self.proc.wait(timeout=max(0.0, left) if cut else wait)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
             code = None
+        self._end()
+        STOP.check()  # ended by a stop: what it recorded is read by no one
+        stopped = "max-time" if code is None and cut else None
+        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout, stopped)
+
+    def _end(self) -> None:
+        """End the script's group (the capture, and whatever the script started), then the log."""
+        if self.stop_key is not None:
+            STOP.forget(self.stop_key)
+        kill_group(self.proc.pid)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
         self.log.close()
-        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout)
 
     def stop(self) -> None:
         """Kill it if it is still running (the run ended another way)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        self._end()
 
 
 def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Path,
@@ -132,7 +203,7 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
     program = script if isinstance(script, Launch) else Launch.script(script)
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    out = open(log, "wb")
+    out = CappedOutput(log)
     # Options before the positionals: after them, argparse's REMAINDER would take them as script args.
     command = [*module_command("compiler.capture"), *options.flags(), *program.capture_args(), str(folder.resolve()),
                "--", *args]
@@ -140,19 +211,24 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
     if host is not None:
         command, fds = host.host_command(command)
     try:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=program.cwd, pass_fds=fds)
+        proc = subprocess.Popen(command, stdout=out.write_end, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=program.cwd, pass_fds=fds, start_new_session=True)
     finally:
+        out.started()
         if host is not None:
             host.hosted_started()
-    return RunningCapture(proc, folder, start, out)
+    return RunningCapture(proc, folder, start, out, STOP.on_stop(lambda: kill_group(proc.pid)))
 
 
-def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float) -> Capture:
+def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float,
+                  stopped: str | None = None) -> Capture:
     graphs = _read_graphs(folder)
     script_file = folder / "script.json"
     if script_file.exists() and code == 0:
         script_result = json.loads(script_file.read_text())
+    elif stopped:  # ended by minify, not by the script: no crash, no hang
+        script_result = {"status": "stopped", "message": f"ended after {seconds:.0f} s: the run's --max-time ran out",
+                         "returncode": None}
     else:
         kind, sig, msg = crash_signature(code, "inductor") if code is not None else hang_signature(timeout, "inductor")
         if code is None:
@@ -165,12 +241,15 @@ def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float
                 culprit.failure = {"kind": kind, "signature": sig, "message": msg, "when": "run"}
     injections = next((g.record.get("injections") for g in graphs if g.record.get("injections")), [])
     injections = script_result.get("injections") or injections
-    return Capture(graphs, script_result, seconds, injections, folder)
+    return Capture(graphs, script_result, seconds, injections, folder, stopped)
 
 
 def _read_graphs(folder: Path) -> list[GraphRecord]:
     graphs = []
     for path in sorted(folder.glob("graph_*"), key=lambda p: int(p.name.split("_")[1])):
-        record = json.loads((path / "record.json").read_text())
+        try:
+            record = json.loads((path / "record.json").read_text())
+        except (OSError, ValueError):  # the script was ended while this graph was being written
+            continue
         graphs.append(GraphRecord(record["index"], path, record["nodes"], record, record.get("failure")))
     return graphs

@@ -45,10 +45,11 @@ class GraphState:
     stamp: tuple = ()  # its files' modification times when loaded (`_stamp`)
 
 
-def wanted(choice: bool | None, cores: int) -> bool:
+def wanted(choice: bool | None, cores: int, gpu: bool = False) -> bool:
     """Early checks on (`choice`, or where none was made, on 4 cores or more: on 2 a worker's
-    compile would slow the capture's own)."""
-    return choice if choice is not None else cores >= 4
+    compile would slow the capture's own). Off by default on a GPU: a graph's replay there could
+    device-assert beside the script's own run of it (docs/gpu-safety.md)."""
+    return choice if choice is not None else cores >= 4 and not gpu
 
 
 def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:

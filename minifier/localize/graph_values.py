@@ -5,12 +5,15 @@ numerics check replays it, and workers feed candidates from them.
 """
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 
 import torch
 import torch.fx as fx
 
 from compiler.graph_code import module_from_source, placeholders, trace_module
+from compiler.oracle import clone_inputs
+from compiler.tensor_kinds import copy_tensor, is_zero_tensor
 from minifier.localize.capture_run import GraphRecord
 from minifier.reduce.graph_edit import op_label
 from repro.inputs import load_inputs
@@ -31,24 +34,55 @@ def record_values(gm: fx.GraphModule, inputs: list, folder: Path | None = None) 
     """Every value the graph computes on its real inputs, by node name (eager, fp as-is). With
     `folder`, they are saved there as a case's values (repro.value_store): whenever those not yet
     saved pass the memory budget they go to a shard and are kept memory-mapped, so a deep model's
-    activations are never all in memory at once."""
+    activations are never all in memory at once.
+
+    A graph that writes in place (`x[:, 2:5] = 2`, `index_put_`, `copy_` into a slice) runs on
+    copies of `inputs`, which stay as loaded, and each value is kept as it was when computed: a
+    view of an input read before the write must not show it. A value viewing the storage of an
+    earlier one as another dtype (`x.view(torch.int32)`) is copied too: torch.save refuses both."""
     values: dict = {}
     pending = Pending(folder)
+    writes = any(writes_in_place(n) for n in gm.graph.nodes)
+    dtypes: dict = {}  # storage -> the dtype it was first recorded as
+    originals = {p.name: x for p, x in zip(placeholders(gm), inputs)} if writes else {}
 
     class Recorder(fx.Interpreter):
         def run_node(self, node):
             result = super().run_node(node)
-            if isinstance(result, torch.Tensor):
-                pending.add(node.name, result.detach() if node.op != "placeholder" else result, values)
+            if isinstance(result, torch.Tensor) and node.op == "placeholder":
+                dtypes.setdefault(_storage_of(result), result.dtype)
+                pending.add(node.name, originals.get(node.name, result), values)
+            elif isinstance(result, torch.Tensor):
+                kept = result.detach()
+                if writes or dtypes.setdefault(_storage_of(kept), kept.dtype) != kept.dtype:
+                    kept = copy_tensor(kept)
+                pending.add(node.name, kept, values)
             elif isinstance(result, (int, float, bool)):
                 values[node.name] = result
             return result
 
     with torch.no_grad():
-        Recorder(gm).run(*inputs)
+        Recorder(gm).run(*(clone_inputs(inputs) if writes else inputs))
     if folder is not None:
         save_atomically({n: v for n, v in values.items() if n not in pending.spilled}, folder / MAIN)
     return values
+
+
+def writes_in_place(node: fx.Node) -> bool:
+    """An in-place op, as Dynamo's graphs (`x.add_()`, `x[i] = v`) and AOT's (`aten.copy_`) write one."""
+    if node.op == "call_method":
+        return str(node.target).endswith("_") and not str(node.target).startswith("_")
+    if node.op != "call_function":
+        return False
+    schema = getattr(node.target, "_schema", None)
+    if schema is not None:
+        return schema.is_mutable
+    name = getattr(node.target, "__name__", "")
+    return node.target is operator.setitem or (name.endswith("_") and not name.startswith("_"))
+
+
+def _storage_of(x: torch.Tensor):
+    return None if is_zero_tensor(x) else (x.device, x.untyped_storage().data_ptr())
 
 
 class Pending:

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.signature import core_error, last_exception, program_signature
 from minifier.workers.zygote import run_script
 
 PROLOGUE = '''import copy
@@ -125,15 +126,22 @@ def program_lines(tree: ast.Module) -> int:
 @dataclass
 class RunResult:
     code: int | None  # None: it hung past the timeout
-    line: str  # the failure line (one of MARKS), or the last line it printed to stderr
+    line: str  # the failure line (one of MARKS), the exception that ended it, or the last line on stderr
+    error: str | None = None  # that exception's signature (compiler.signature.program_signature), if any
 
     def signature_in(self, mode: str) -> str | None:
-        """`check` mode: the disagreement line; `plain`/`eager`: the exception that ended it."""
+        """`check` mode: the disagreement line; `plain`/`eager`: the exception that ended it
+        (its type and first meaningful line, never Dynamo's advice), else its exit status."""
         if mode == "check":
             return self.signature
         if self.code in (0, None):
             return None if self.code == 0 else "hang"
-        return self.line.split(":")[0].strip() or f"exit status {self.code}"
+        return self.error or f"exit status {self.code}"
+
+    @property
+    def passed(self) -> bool:
+        """It ran to its end: exit status 0."""
+        return self.code == 0
 
     @property
     def signature(self) -> str | None:
@@ -145,14 +153,17 @@ class RunResult:
         return None
 
 
-def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (), zygote=None) -> RunResult:
+def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (), zygote=None,
+                control: bool = False) -> RunResult:
     """Run one candidate in a process of its own: forked from the warm zygote when there is
-    one (no `import torch` per candidate), else a fresh interpreter; caches off either way."""
-    forked = None if zygote is None else run_script(zygote, path, [], cwd, timeout)
+    one (no `import torch` per candidate), else a fresh interpreter; caches off either way.
+    `control`: in a fresh interpreter with TORCHDYNAMO_DISABLE=1 (torch.compile compiles nothing)."""
+    forked = None if zygote is None or control else run_script(zygote, path, [], cwd, timeout)
     if forked is not None:
         code, stderr = forked[0], forked[2]
     else:
         env = {**os.environ, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "PYTHONWARNINGS": "ignore",
+               **({"TORCHDYNAMO_DISABLE": "1"} if control else {}),
                "PYTHONPATH": os.pathsep.join([*extra_path, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)}
         try:
             proc = subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True,
@@ -162,4 +173,8 @@ def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (
         code, stderr = proc.returncode, proc.stderr
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     failure = next((line for line in reversed(lines) if line.startswith(MARKS)), None)
-    return RunResult(code, failure or (lines[-1] if lines else ""))
+    raised = last_exception(stderr) if failure is None and code else None
+    if raised is None:
+        return RunResult(code, failure or (lines[-1] if lines else ""))
+    name, line = core_error(*raised)
+    return RunResult(code, f"{name}: {line}"[:500], program_signature(*raised))

@@ -14,6 +14,7 @@ from reducing the program as a whole (minifier.program.program_repro).
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,8 +26,11 @@ from minifier.localize.capture_run import Capture, run_capture
 from compiler.launch_form import Launch
 from compiler.ladder import Judging
 from compiler.oracle import compare
+from compiler.signature import program_signature
 
 T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[2]
+OWN = tuple(str(ROOT / package) + "/" for package in ("compiler", "minifier", "repro"))  # never the user's code
 MAX_RUNS = 48
 
 
@@ -49,6 +53,44 @@ def script_failure(script: dict) -> str | None:
     if status == "exit":
         return f"exit status {script.get('code')}"
     return script.get("message", status or "failed")
+
+
+def fails_in_eager_too(script: dict, eager: dict) -> str | None:
+    """How the run with nothing compiled fails, when it fails as the compiled run does (None
+    otherwise): the same ending; or the same error under Dynamo's wrappers (type and normalized
+    first meaningful line); or an error raised at the same line of the user's code, however
+    Dynamo words it (its fake tensors' `a and b must have same reduction dim` for eager's
+    `mat1 and mat2 shapes cannot be multiplied`): the program's own mistake, not the compiler's."""
+    what, without = script_failure(script), script_failure(eager)
+    if what is None or without is None:
+        return None
+    if what == without:
+        return without
+    if script.get("status") != "error" or eager.get("status") != "error":
+        return None
+    if program_signature(script.get("type", ""), script.get("message", "")) == \
+            program_signature(eager.get("type", ""), eager.get("message", "")):
+        return without
+    where = user_line(script)
+    return without if where is not None and where == user_line(eager) else None
+
+
+FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+LIBRARY = ("site-packages", "dist-packages", "/lib/python", "<")
+
+
+def user_line(script: dict) -> tuple[str, int] | None:
+    """The innermost line of the user's own code an error was raised at: for an error Dynamo
+    raised while tracing, its `from user code:` frames (the traced line); else the traceback's.
+    Frames of libraries and of minify itself are not the user's."""
+    message, trace = script.get("message") or "", script.get("traceback") or ""
+    traced = message.split("from user code:", 1)[1] if "from user code:" in message else ""
+    for text in (traced, trace if not traced else ""):
+        frames = [(f, int(n)) for f, n in FRAME.findall(text)
+                  if not any(part in f for part in LIBRARY) and not f.startswith(OWN)]
+        if frames:
+            return frames[-1]
+    return None
 
 
 def _load(folder: Path | None, number: int):

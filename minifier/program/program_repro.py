@@ -47,9 +47,9 @@ def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, i
     reduction = reduce_program(tree, oracle, say=say)
     repro = out / "repro.py"
     repro.write_text(standalone(reduction.tree, injections, mode))
-    verified = verify(repro, oracle.signature, mode, timeout)
+    verified, why = verify(repro, oracle.signature, mode, timeout)
     return {"status": "reduced", "signature": oracle.signature, "message": first.line, "oracle": mode,
-            "repro": str(repro), "verified": verified,
+            "repro": str(repro), "verified": verified, "verified_why": why,
             "lines_before": reduction.lines_before, "lines_after": reduction.lines_after, "runs": reduction.runs,
             "seconds": reduction.seconds, "passes": reduction.passes, "complete": reduction.complete,
             "layer": asdict(layer)}
@@ -98,8 +98,7 @@ def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zyg
     (folder / "plain_eager.py").write_text(render(tree, "eager"))
     plain = run_program(folder / "plain.py", cwd, timeout, [str(ROOT)], zygote)
     control = run_program(folder / "plain_eager.py", cwd, timeout, [str(ROOT)], zygote)
-    failed = plain.signature_in("plain")
-    return ("plain", plain) if failed and failed != control.signature_in("eager") else ("plain", None)
+    return ("plain", plain) if plain.signature_in("plain") and control.passed else ("plain", None)
 
 
 def standalone(tree: ast.Module, injections: list[dict], mode: str = "check") -> str:
@@ -123,10 +122,18 @@ class UseTorchCompile(ast.NodeTransformer):
         return node
 
 
-def verify(repro: Path, signature: str, mode: str, timeout: float) -> bool:
-    """repro.py fails the same way in a fresh interpreter started from another folder."""
+def verify(repro: Path, signature: str, mode: str, timeout: float) -> tuple[bool, str]:
+    """Whether repro.py is verified, and why: in a fresh interpreter started from another
+    folder it fails with `signature`, and (the control) it passes with TORCHDYNAMO_DISABLE=1.
+    One that fails without the compiler too shows no compiler bug."""
     with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
-        return run_program(repro, Path(elsewhere), timeout).signature_in(mode) == signature
+        compiled = run_program(repro, Path(elsewhere), timeout)
+        if compiled.signature_in(mode) != signature:
+            return False, f"does not reproduce: it ended with {compiled.signature_in(mode) or 'exit status 0'}"
+        control = run_program(repro, Path(elsewhere), timeout, control=True)
+    if not control.passed:
+        return False, f"fails without the compiler too (TORCHDYNAMO_DISABLE=1): {control.line or control.code}"
+    return True, "fails compiled as the signature says, and passes with TORCHDYNAMO_DISABLE=1"
 
 
 def plain_program(repro: str) -> str:

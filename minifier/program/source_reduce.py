@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from minifier.program.instrument import program_lines, project_statements, render, run_program
+from minifier.program.instrument import RunResult, program_lines, project_statements, render, run_program
 from minifier.program.source_passes import PASSES
 
 
@@ -42,15 +42,25 @@ class Oracle:
         text = render(tree, self.mode)
         key = hashlib.sha256(text.encode()).hexdigest()[:16]
         if key not in self.answers:
-            self.answers[key] = self._run(text, key) == self.signature and \
-                (self.mode == "check" or self._run(render(tree, "eager"), key + "_eager") != self.signature)
+            self.answers[key] = holds(self._run(text, key), self.signature, self.mode,
+                                      lambda: self._run(render(tree, "eager"), key + "_eager"))
         return self.answers[key]
 
-    def _run(self, text: str, name: str) -> str | None:
+    def _run(self, text: str, name: str) -> RunResult:
         path = self.folder / f"candidate_{name}.py"
         path.write_text(text)
         self.runs += 1
-        return run_program(path, self.cwd, self.timeout, self.extra_path, self.zygote).signature_in(self.mode)
+        return run_program(path, self.cwd, self.timeout, self.extra_path, self.zygote)
+
+
+def holds(compiled: RunResult, signature: str, mode: str, control: Callable[[], RunResult]) -> bool:
+    """A candidate holds when compiled it fails with `signature` and, in `plain` mode, its
+    control run with nothing compiled passes: one that fails there too (a NameError from a
+    deleted line, an unconditional `sys.exit(1)`) shows the candidate's own breakage, not the
+    bug. In `check` mode each compiled call already runs eagerly first, on copies of its inputs."""
+    if compiled.signature_in(mode) != signature:
+        return False
+    return mode == "check" or control().passed
 
 
 @dataclass

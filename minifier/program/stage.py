@@ -3,7 +3,9 @@ end, its failure judged numerics where one graph's rounding explains it, else bl
 of torch.compile (minifier.program.layers) and reduced as a program (minifier.program.program_repro)."""
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize.capture_run import Capture, run_capture
@@ -30,7 +32,7 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     if not capture.graphs and what is None:
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     say("no graph fails on its own: checking the whole program against a run with nothing compiled")
-    eager, e2e = _end_to_end(session, capture, report, what)
+    eager, e2e = _end_to_end(session, capture, report)
     if e2e is None:
         report["end_to_end"] = report.get("end_to_end") or {"how": None, "message": "compiled and eager runs agree"}
         write_report(out, report)
@@ -46,20 +48,65 @@ def replay_failed(session: Session, capture: Capture, why: UserError) -> Result:
     session.ui.step(f"{why}; checking the whole program against a run with nothing compiled instead")
     report = {"status": "replay_failed", "script": str(session.opts.script), "replay": str(why),
               "graphs": [graph_row(g) for g in capture.graphs], "graph_count": len(capture.graphs)}
-    eager, e2e = _end_to_end(session, capture, report, interaction.script_failure(capture.script))
+    eager, e2e = _end_to_end(session, capture, report)
     if e2e is None:
         raise why
     return _program_level(session, capture, eager, e2e, report)
 
 
-def _end_to_end(session: Session, capture: Capture, report: dict, what) -> tuple[Capture, object]:
+_EAGER_RUNS: dict[Path, Capture] = {}  # per run (its work folder): the script run with nothing compiled
+
+
+def eager_run(session: Session) -> Capture:
+    """The program run with nothing compiled (once per run of minify)."""
+    opts, work = session.opts, session.work
+    if work not in _EAGER_RUNS:
+        _EAGER_RUNS[work] = run_capture(program_of(opts), opts.script_args, work / "eager", work / "eager.log",
+                                        opts.timeout, eager=True, injections=opts.injections)
+    return _EAGER_RUNS[work]
+
+
+def eager_first(session: Session, capture: Capture) -> Capture | None:
+    """Before anything is called a compiler bug: when the script's own run raised or exited
+    non-zero, run it with nothing compiled; if it fails there as it did compiled (however
+    Dynamo words the same mistake: interaction.fails_in_eager_too), it is the user's bug (exit 2)."""
+    switch = compile_switched_off(capture)
+    if switch is not None:
+        raise UserError(f"{switch} turns torch.compile off, so nothing was compiled and there is nothing to "
+                        f"check: unset it and run minify again", EXIT_BAD_INPUT)
+    if capture.script.get("status") not in ("error", "exit") or interaction.script_failure(capture.script) is None:
+        return None
+    session.ui.step("the script failed: running it with nothing compiled, to tell its own errors from the compiler's")
+    eager = eager_run(session)
+    fails_too = interaction.fails_in_eager_too(capture.script, eager.script)
+    if fails_too is not None:
+        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {fails_too}",
+                        EXIT_BAD_INPUT)
+    return eager
+
+
+SWITCHES = ("TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")  # read by torch: "1" compiles nothing
+
+
+def compile_switched_off(capture: Capture) -> str | None:
+    """What turned compilation off in the script's run, when no graph was compiled: an
+    environment variable, or torch._dynamo.config.disable set by the script."""
+    if capture.graphs:
+        return None
+    named = next((name for name in SWITCHES if os.environ.get(name) == "1"), None)
+    if named is not None:
+        return f"{named}=1 in the environment"
+    return "torch._dynamo.config.disable = True (set by the script)" if capture.script.get("dynamo_disabled") else None
+
+
+def _end_to_end(session: Session, capture: Capture, report: dict) -> tuple[Capture, object]:
     """The program run with nothing compiled, and how the compiled run's outputs differ from it
     (None: they agree, or the program is not deterministic enough to tell)."""
     opts, work = session.opts, session.work
-    eager = run_capture(program_of(opts), opts.script_args, work / "eager", work / "eager.log", opts.timeout,
-                        eager=True, injections=opts.injections)
-    if what is not None and interaction.script_failure(eager.script) == what:
-        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {what}",
+    eager = eager_first(session, capture) or eager_run(session)
+    fails_too = interaction.fails_in_eager_too(capture.script, eager.script)  # a hang, a crash: the same ending
+    if fails_too is not None:
+        raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {fails_too}",
                         EXIT_BAD_INPUT)
     e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
     if e2e is not None and e2e.how == "outputs":

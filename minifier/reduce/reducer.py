@@ -62,13 +62,17 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
                 break
     except Exhausted as stop:
         ctx.notes["stopped"] = str(stop)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the run stops here, its best so far checkpointed
         budget.stopped = ctx.notes["stopped"] = "interrupted"
+        # The cache holds answers only: one from a worker the stop killed is never recorded
+        # (minifier.workers.stop), so --resume reuses them all.
+        store.save(ev.cache, ev.signature, guard.best if guard.best_score < score(best, ctx.values) else best,
+                   stopped="interrupted")
+        raise
     if ctx.notes.get("stopped"):
         if guard.best_score < score(best, ctx.values):
             best = guard.best
-        answers = None if ctx.notes["stopped"] == "interrupted" else ev.cache
-        store.save(answers, ev.signature, best, stopped=ctx.notes["stopped"])
+        store.save(ev.cache, ev.signature, best, stopped=ctx.notes["stopped"])
     return best
 
 

@@ -85,6 +85,10 @@ def print_summary(report: dict, console: Console) -> None:
         totals.add_row("issue text", report["issue"])
     for path in report.get("tests") or []:
         totals.add_row("test", path)
+    if report.get("gpu_health"):
+        health = report["gpu_health"]
+        totals.add_row("GPU after", f"answers ({health['seconds']} s)" if health["ok"] else
+                       f"[bold red]DOES NOT ANSWER[/bold red]: {health['message']}")
     ok = report["status"] == "reproduced"
     console.print(Panel(totals, title="minify", border_style="green" if ok else "red"))
 

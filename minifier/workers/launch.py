@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler import settings
+from compiler import gpu_gate, settings
+from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
@@ -220,6 +221,10 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     mode = fork_mode()
+    if mode == "cold" and gpu_gate.gpu_present():  # before any process that may start CUDA (docs/gpu-safety.md)
+        gpu_gate.enable()
+        SLOTS.enable()
+        opts.jobs = min(opts.jobs, GPU_WORKERS)
     forked = mode == "warm"  # the workers are forked warm; on a CUDA build ('cold') only their replacements
     bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True, cold=mode == "cold") if mode else None

@@ -24,8 +24,11 @@ def start_cuda() -> None:
     """Start CUDA and cuBLAS (a worker's warm-up does too: what its first check would wait for)."""
     import torch
 
-    ones = torch.ones(8, 8, device="cuda")
-    (ones @ ones).sum().item()
+    from compiler import gpu_gate
+
+    with gpu_gate.starting_cuda():  # never beside a device assert or its teardown
+        ones = torch.ones(8, 8, device="cuda")
+        (ones @ ones).sum().item()
 
 
 def _start_cuda() -> None:

@@ -6,6 +6,7 @@ in compiled code (SIGSEGV, SIGABRT) kills only the worker: the job's answer beco
 """
 from __future__ import annotations
 
+import contextlib
 import queue
 import select
 import subprocess
@@ -17,7 +18,10 @@ from pathlib import Path
 
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.protocol import read_message, write_message
-from minifier.workers.reap import kill_soon
+from compiler import gpu_gate
+from compiler.gpu_slots import SLOTS, Slot
+from minifier.workers.reap import end_now, kill_soon
+from minifier.workers.stop import STOP, Cancelled
 from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -32,9 +36,10 @@ def module_command(module: str) -> list[str]:
 
 
 class Worker:
-    def __init__(self, log_path: Path, zygote: Zygote | None = None):
+    def __init__(self, log_path: Path, zygote: Zygote | None = None, slot: Slot | None = None):
         """Forked from `zygote` when there is one (warm, or cold: it starts CUDA and compiles once
-        itself), else a fresh `python -m`."""
+        itself), else a fresh `python -m`. `slot`: its place under the GPU's cap (compiler/gpu_slots.py)."""
+        self.slot = slot or SLOTS.take()
         self.log = open(log_path, "ab")
         forked = [] if zygote is None or zygote.cold else ["--forked"]  # its zygote compiled once already
         self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, forked)
@@ -42,12 +47,26 @@ class Worker:
             self.log.write(f"forked from the {zygote.mode} zygote\n".encode())
             self.log.flush()
         self.proc = self.proc or subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
-                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent))
+                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent),
+                                                  start_new_session=True)  # a Ctrl-C is minify's to handle
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
         self.warm_answer: dict | None = None  # the warmup's answer, once read
         self.killed = False
+        self.warm_failed = False  # it died or hung warming up
+        self.slot.bind(self.proc, self._evict if self.slot.optional else None)
+
+    @classmethod
+    def spare(cls, log_path: Path, zygote: Zygote | None) -> "Worker | None":
+        """A worker kept warm in case one dies, where the GPU's cap leaves room (else None)."""
+        slot = SLOTS.take(optional=True)
+        return None if slot is None else cls(log_path, zygote, slot).warm()
+
+    def _evict(self) -> None:
+        """Give its slot to a process that is needed (it was only a spare)."""
+        self.killed = True
+        end_now(self.proc)
 
     def warm(self) -> "Worker":
         """Start warming up now, without waiting: a spare is ready by the time it is needed."""
@@ -65,6 +84,7 @@ class Worker:
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         answer = self.warm_answer = read_message(self.proc.stdout) if ready else None
         if answer is None:
+            self.warm_failed = True
             self.kill()
         return answer
 
@@ -83,7 +103,7 @@ class Worker:
     def ask(self, job: dict, timeout: float) -> dict:
         """Send one job and wait for its answer; a dead or silent worker answers crash/hang."""
         stage = job.get("stage", "inductor")
-        if self.warming and self.warmed() is None:  # never blame the candidate for a worker that could not start
+        if (self.warming and self.warmed() is None) or self.warm_failed:  # never blame the candidate for a worker that could not start
             return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
                     "message": "a spare worker died or hung while warming up; see its log"}
         try:
@@ -115,9 +135,14 @@ class Worker:
         self.killed = True
         kill_soon(self.proc)
 
-    def end(self) -> None:
-        """Kill it if it still runs, and close our end of its log (its end is reaped on a thread)."""
-        if not self.killed:
+    def end(self, now: bool = False) -> None:
+        """End it if it still runs, and close our end of its log: its end is reaped on a thread,
+        or with `now` here (after a device assert, under the GPU gate: given a moment to exit
+        by itself, as a retired worker does, then SIGTERM, then SIGKILL)."""
+        if now:
+            self.killed = True
+            end_now(self.proc, first_wait=2.0)
+        elif not self.killed:
             self.kill()
         self.log.close()
 
@@ -160,12 +185,15 @@ class WorkerPool:
         self.spares: list[Worker] = []  # warming, once a worker has died
         self.starting: list[Worker] = []  # first starts still warming up (close kills them)
         self.closing = False
+        self.cancelled = False  # the run stopped: no answer from now on is an answer (see cancel)
+        self.busy: set[Worker] = set()  # workers with a job
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
         self.own_zygote = zygote is None and zygote_supported()
         self.zygote = Zygote(log_dir / "zygote.log") if self.own_zygote else zygote
         # Started and warmed on the pool's threads: a zygote takes seconds to be ready to fork.
         self.warmups = [self.executor.submit(self._first_start, i) for i in range(self.size)]
+        self.stop_key = STOP.on_stop(self.cancel)
 
     def _start(self, i) -> Worker:
         return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
@@ -181,7 +209,7 @@ class WorkerPool:
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.end()
             worker = Worker(self.log_dir / f"worker-{i}-cold.log")
-        self.idle.put(worker)
+        self._put_idle(worker)
         return answer
 
     def _track(self, worker: Worker, starting: bool) -> bool:
@@ -204,19 +232,33 @@ class WorkerPool:
         return self.submit(job).result()
 
     def _run(self, job: dict, queued: float) -> dict:
-        worker = self.idle.get()
+        worker = self._take_idle()
         start = time.perf_counter()
         answer, asked = None, worker
+        fresh = worker.warming
+        if fresh:  # its CUDA start (the gate shared) before this job may take the gate
+            worker.warmed()
         try:
-            fresh = worker.warming
-            answer = worker.ask(job, job.get("timeout", self.timeout))
-            if fresh:
-                self._note_warmup(worker)
-        finally:
-            if answer_retires(answer) or not worker.alive:  # a retired one's CUDA context is spoiled
-                worker.end()
+            self._cancel_check(worker)
+            with contextlib.ExitStack() as gate:
+                exclusive = gpu_gate.asserting()  # a graph of this run asserted: one GPU job at a time
+                if exclusive:
+                    gate.enter_context(gpu_gate.exclusive())
+                try:
+                    answer = worker.ask(job, job.get("timeout", self.timeout))
+                    if fresh:
+                        self._note_warmup(worker)
+                finally:
+                    with self.lock:
+                        self.busy.discard(worker)
+                    # a retired one's CUDA context is spoiled; after a cancel, the stop killed it
+                    if not self.cancelled and (answer_retires(answer) or not worker.alive):
+                        self._end_spoiled(worker, answer, gate, exclusive)
+            if worker.killed and not self.cancelled:
                 worker = self._replacement()
-            self.idle.put(worker)
+        finally:
+            self._put_idle(worker)  # after a cancel, the killed one: the next job is cancelled at once
+        self._cancel_check()  # its worker was killed by the stop: a crash of SIGKILL is no answer
         answer.setdefault("wall", time.perf_counter() - start)
         row = _timeline_row(job, answer, queued - self.born, start - self.born)
         # Which worker, and how long of the job's time it spent still warming up (a spare taken early)
@@ -226,13 +268,60 @@ class WorkerPool:
         self.timeline.append(row)
         return answer
 
+    def _cancel_check(self, worker: Worker | None = None) -> None:
+        """Raise Cancelled once the run has stopped; else note `worker` busy (cancel kills it)."""
+        with self.lock:
+            if not self.cancelled and worker is not None:
+                self.busy.add(worker)
+        if self.cancelled:
+            raise Cancelled(STOP.reason or "cancelled")
+
+    def cancel(self) -> None:
+        """The run stopped: every answer from now on raises Cancelled (the flag is set before any
+        worker is killed, so a job whose worker dies of it never answers `crash`), and every worker
+        is ended now (SIGTERM, then SIGKILL on a reaper thread), waiting for none. Runs on the
+        thread that saw the signal: no waiting."""
+        self.cancelled = True
+        for worker in list(self.busy) + list(self.idle.queue) + list(self.spares) + list(self.starting):
+            kill_soon(worker.proc)
+        if self.own_zygote:
+            self.zygote.kill_group()
+
+    def _take_idle(self) -> Worker:
+        """The next idle worker; on a GPU one whose slot went to a needed process (blame's, a
+        verification's) while it was idle is started again."""
+        worker = self.idle.get()
+        if worker.slot.promote() and (worker.alive or worker.warming):
+            return worker
+        worker.end()
+        return self._replacement()
+
+    def _put_idle(self, worker: Worker) -> None:
+        """Back in the queue: on a GPU its slot may be given to a needed process meanwhile."""
+        if SLOTS.on and worker.alive and not worker.warming:
+            worker.slot.demote(worker._evict)
+        self.idle.put(worker)
+
+    @staticmethod
+    def _end_spoiled(worker: Worker, answer: dict | None, gate: contextlib.ExitStack, exclusive: bool) -> None:
+        """End a worker that retired or died; on a GPU, under the gate until it is reaped, and a
+        device assert turns the run's GPU jobs exclusive from now on."""
+        worker.killed = True
+        if not gpu_gate.enabled():
+            worker.end()
+            return
+        if gpu_gate.poisons(f"{(answer or {}).get('signature', '')} {(answer or {}).get('message', '')}"):
+            gpu_gate.mark_asserting()
+        if not exclusive:
+            gate.enter_context(gpu_gate.exclusive())
+        worker.end(now=True)
+
     def keep_spares(self) -> None:
         """Start the spares now: the capture saw a failure that ends its process, so the first
         checks will end workers (their confirmation tries, all at once), and a spare warming
         since the capture ended is ready sooner (on the H100 a forked one takes 2 to 3.5 s)."""
         with self.lock:
-            while len(self.spares) < self.size and not self.closing:
-                self.spares.append(self._start(f"early-spare{len(self.spares)}").warm())
+            self._top_up("early-spare")
 
     def _note_warmup(self, worker: Worker) -> None:
         row = worker.warmup_row(self.born_wall)
@@ -249,13 +338,21 @@ class WorkerPool:
             worker = None
             while self.spares and worker is None:
                 worker = self.spares.pop(0)
-                if not worker.alive:
+                if not worker.slot.promote() or not worker.alive:  # gone, or its slot given to another
                     worker.end()
                     worker = None
             worker = worker or self._start(self.size + 2 * self.restarts).warm()  # warming now, not at its first job
-            while len(self.spares) < self.size:
-                self.spares.append(self._start(f"{self.restarts}-spare{len(self.spares)}").warm())
+            self._top_up(f"{self.restarts}-spare")
         return worker
+
+    def _top_up(self, name: str) -> None:
+        """Spares up to one per worker; on a GPU one at most, and only where the cap leaves room."""
+        wanted = 1 if gpu_gate.enabled() else self.size
+        while len(self.spares) < wanted and not self.closing:
+            spare = Worker.spare(self.log_dir / f"worker-{name}{len(self.spares)}.log", self.zygote)
+            if spare is None:
+                return
+            self.spares.append(spare)
 
     def close(self) -> None:
         """Kill every worker at once and wait for none: they hold no state, and waiting for
@@ -264,6 +361,7 @@ class WorkerPool:
         First starts still waiting for the zygote are not waited for either (each ends the
         worker it gets): a Ctrl-C during the capture waited for them past CI's 120 s on a busy
         machine."""
+        STOP.forget(self.stop_key)
         with self.lock:
             self.closing = True
             warming = list(self.starting)

@@ -28,6 +28,8 @@ class Session:
     probes: Any = None  # blame's warm probe processes (minifier.blame.ready.ReadyProbes), on a GPU machine
     phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
     early: Any = None  # first checks asked while the capture runs (minifier.localize.early_checks.EarlyChecks)
+    capture: Any = None  # what the capture recorded, once it ended (minifier.localize.capture_run.Capture)
+    verifications: Any = None  # the repro folders written and verified (minifier.emit.repro_folders), once begun
 
     @property
     def out(self) -> Path:

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from compiler import gpu_gate
 from minifier.workers.job import Job
 from minifier.workers.protocol import CaseValues, read_message, resolve_inputs, write_message
 
@@ -124,13 +125,13 @@ def answer(job: Job, values: CaseValues) -> dict:
     return run(job, values)
 
 
-POISONING = ("device-side assert", "CUDA error", "AcceleratorError", "an illegal memory access")
+POISONING = gpu_gate.POISONING
 
 
 def cuda_context_poisoned(result: dict) -> bool:
     """A device-side assert or illegal access spoils the process's CUDA context for good."""
     text = f"{result.get('signature', '')} {result.get('message', '')}"
-    return result.get("status") != "pass" and any(mark in text for mark in POISONING)
+    return result.get("status") != "pass" and gpu_gate.poisons(text)
 
 
 def reset_peak_memory() -> None:

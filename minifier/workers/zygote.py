@@ -34,6 +34,7 @@ import threading
 import time
 from pathlib import Path
 
+from minifier.workers.reap import kill_group
 from minifier.workers.zygote_boot import BOOT, HOSTED_BOOT
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +94,7 @@ class Zygote:
             with open(log_path, "ab") as log:
                 self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS),
                                               self.mode], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                             stdout=log, stderr=log, cwd=str(log_path.parent))
+                                             stdout=log, stderr=log, cwd=str(log_path.parent), start_new_session=True)
             theirs.close()
         self.lock = threading.Lock()  # one request at a time
         self.changed = threading.Condition()
@@ -175,8 +176,10 @@ class Zygote:
             return -signal.SIGKILL if self.dead else None  # no zygote, no status: it was killed with it
 
     def close(self) -> None:
-        """Kill it: it holds nothing, and tearing torch down would take a second or two."""
+        """Kill it: it holds nothing, and tearing torch down would take a second or two. Its
+        children (workers, repro runs, blame's probes) are its group, and end with it."""
         self.hosted_started()
+        self.kill_group()
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
@@ -187,6 +190,12 @@ class Zygote:
                 pass
         self.pid = None  # never signal that number again: it may be reused
         self.ctl.close()
+
+    def kill_group(self) -> None:
+        """End the zygote and every child it forked (their group, minifier.workers.zygote_boot):
+        SIGTERM, a moment, then SIGKILL (reap.kill_group): at a stop, or at the end of the run."""
+        pid = self.pid if self.pid is not None else self.proc.pid if self.proc is not None else None
+        kill_group(pid)
 
 
 class Forked:
@@ -209,12 +218,18 @@ class Forked:
                 raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
         return self.returncode
 
-    def kill(self) -> None:
+    def send_signal(self, sig: int) -> None:
         if self.poll() is None:
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, sig)
             except ProcessLookupError:
                 pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _spawn(zygote: Zygote, request: dict, theirs: tuple, ours: tuple) -> Forked | None:
@@ -273,8 +288,9 @@ def run_script(zygote: Zygote, script: Path, args: list[str], cwd: Path,
     try:
         code = child.wait(timeout)
     except subprocess.TimeoutExpired:
-        child.kill()
-        code = child.wait(10)
+        from minifier.workers.reap import end_now
+
+        code = end_now(child)
         return None if code is None else (code, "", f"repro.py did not finish within {timeout:.0f} s")
     for reader in readers:
         reader.join(max(0.0, deadline - time.monotonic()) + 5)

@@ -56,6 +56,10 @@ def prove_cold():  # a CUDA build: no compile here (on the H100 a CPU compile st
     pid = os.fork()
     if pid == 0:
         try:
+            gate = os.environ.get('MINIFY_GPU_GATE')  # compiler/gpu_gate.py: CUDA starts shared
+            if gate:
+                import fcntl
+                fcntl.flock(os.open(gate, os.O_RDWR | os.O_CREAT, 0o666), fcntl.LOCK_SH)
             if torch.cuda.is_available():
                 torch.ones(1, device='cuda').add_(1)
                 torch.cuda.synchronize()
@@ -162,6 +166,7 @@ import torch
 import torch._dynamo
 import torch._inductor.compile_fx
 if os.fork() == 0:
+    os.setsid()  # its own group, with every child it forks: the capture's end (its group killed) is not theirs
     os.chdir(os.path.dirname(_log))
     _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
