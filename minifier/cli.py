@@ -8,11 +8,13 @@ import sys
 import warnings
 from pathlib import Path
 
+from rich.markup import escape
+
 from minifier.run_log import RunLog
 
-USAGE = """minify SCRIPT [options] [-- script args]
-       minify -m MODULE [options] [-- module args]
-       minify path/test_x.py::test_y [options]
+USAGE = """minify [options] SCRIPT [script args]
+       minify [options] -m MODULE [module args]
+       minify [options] path/test_x.py::test_y
 
 Run SCRIPT (an unmodified program that calls torch.compile; or a module as `python -m` runs it,
 or one pytest test, its own assertion the failure) under the full compiler, find the
@@ -28,9 +30,9 @@ Other commands (each has --help):
 
 EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
-  minify train.py -o out --max-time 600 -- --epochs 1
-                                           pass arguments to the script after --; stop reducing after 10 min
-  minify -m pkg.train -- --steps 2         run it as `python -m pkg.train --steps 2`; output in minify-out/pkg.train/
+  minify -o out --max-time 600 train.py --epochs 1
+                                           run `train.py --epochs 1`; stop reducing after 10 min
+  minify -m pkg.train --steps 2            run it as `python -m pkg.train --steps 2`; output in minify-out/pkg.train/
   minify tests/test_model.py::test_block   the test's failing assertion under torch.compile is the failure
   minify fuzz --ops neg,exp --max-examples 50
                                            fuzz two ops' lowerings (lists take a,b or a b)"""
@@ -181,8 +183,8 @@ def _internal_error(console, log: RunLog | None, exc: BaseException) -> int:
     """One line on the console; the traceback in the log."""
     from minifier.exit_codes import EXIT_INTERNAL
 
-    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: {_first_line(exc)}"
-                  + _where(_save_traceback(log, exc)), highlight=False, soft_wrap=True)
+    console.print(f"[bold red]minify:[/bold red] internal error: {type(exc).__name__}: "
+                  + escape(_first_line(exc) + _where(_save_traceback(log, exc))), highlight=False, soft_wrap=True)
     return EXIT_INTERNAL
 
 
@@ -216,29 +218,30 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     if argv and argv[0] in SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
-    script_args: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
+    from minifier.cli_args import split_program_args, unknown_command
+    from minifier.report.terminal import error_console
+
+    if argv and (typo := unknown_command(argv[0], list(SUBCOMMANDS))):
+        error_console().print(f"[bold red]minify:[/bold red] {escape(typo)}", highlight=False, soft_wrap=True)
+        return 2
+    argv, script_args = split_program_args(argv, p := parser())  # what follows the script is the program's
     try:
-        ns = parser().parse_args(argv)
+        ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
         return _exit_status(exc)
-    from rich.console import Console
-
     from compiler.rungs import parse_ignore
 
-    console = Console()
+    console = error_console()  # the one-line errors; the summary goes to standard output
     try:
         ignore = parse_ignore(ns.ignore)
     except ValueError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False)
         return 2
     from minifier.option_checks import bad_option
 
     bad = bad_option(ns)
     if bad:  # before anything is started or written
-        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False, soft_wrap=True)
         return 2
     return _minify(ns, _options(ns, script_args, ignore), console)
 
@@ -261,12 +264,12 @@ def _subcommand(name: str, args: list[str]) -> int:
             raise
         extra = "minify[fuzz]" if name == "fuzz" else "minify"
         print(f"minify {name}: needs the Python package {exc.name!r}: pip install '{extra}' "
-              f"or pip install {exc.name}")
+              f"or pip install {exc.name}", file=sys.stderr)
         return 2
     except Exception as exc:  # one line; the traceback in a log of its own
-        from rich.console import Console
+        from minifier.report.terminal import error_console
 
-        return _internal_error(Console(), None, exc)
+        return _internal_error(error_console(), None, exc)
 
 
 def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
@@ -350,18 +353,17 @@ def _gpu_health(launched, console) -> dict | None:
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
     """The pipeline's Result, or an exit status when a planted bug's spec is bad."""
-    from rich.console import Console
-
     from compiler.inject import bad_spec
 
     bad = bad_spec(ns.inject) if ns.inject else None
     if bad:
-        console.print(f"[bold red]minify:[/bold red] {bad}", highlight=False)
+        console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False)
         return 2
     from minifier.pipeline import run
     from minifier.report.console import ConsoleUI
+    from minifier.report.terminal import wide_console
 
-    ui = ConsoleUI(console=Console(file=log.console), quiet=ns.quiet, start=launched.start)
+    ui = ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start)
     return run(opts, ui, launched)
 
 

@@ -42,6 +42,7 @@ from minifier.workers.stop import STOP
 from minifier.workers.zygote import ForkedRuns
 from minifier.workers.worker import cuda_context_poisoned
 from repro.issue_text import write_issue
+from repro.versions import start as collect_env_start
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
 
@@ -60,6 +61,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     if opts.resume:
         ui.step(resume_line(launched.work))
     ui.step("starting workers")
+    collect_env_start()  # issue.md's Versions: collect_env takes seconds, so it runs beside the search
     pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote,
                       prestarted=launched.workers)
     # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a

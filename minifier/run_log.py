@@ -20,4 +20,7 @@ class RunLog:
         os.dup2(fd, 2)
         os.close(fd)
         self.console = os.fdopen(saved, "w", buffering=1, encoding=sys.stderr.encoding, errors="replace")
+        from minifier.report.terminal import StandardError
+
+        StandardError.keep(self.console)  # minify's one-line errors still reach the user
         print(f"minify {version}: {' '.join(sys.argv)}", file=sys.stderr, flush=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 import torch
 
 from compiler.tensor_kinds import is_zero_tensor, restored, savable, zero_source
-from repro.literals import inlinable, readable_values, scalar_literal, storage_flat, tensor_source, values_source
+from repro.literals import (constant_element, constant_source, inlinable, readable_values, scalar_literal, storage_flat,
+                            tensor_source, values_source)
 
 ALLOWED = (torch.Tensor, int, float, bool, type(None))
 RESERVED = {"torch", "device", "saved", "INPUTS", "Path", "float"}
@@ -90,8 +91,11 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
     for i, v in enumerate(values):
         if isinstance(v, torch.Tensor) and not is_zero_tensor(v):
             groups.setdefault(_storage_key(v, i), []).append(i)
+    constant = {i: constant_element(values[i]) for group in groups.values() for i in group
+                if not inlinable(values[i])}  # large, but one value throughout: torch.zeros/full inline
     inline = {i for group in groups.values() for i in group
-              if all(inlinable(values[j]) and values[j].dtype == values[group[0]].dtype for j in group)}
+              if all((inlinable(values[j]) or constant.get(j)) and values[j].dtype == values[group[0]].dtype
+                     for j in group)}
     lines: list[str] = []
     saved: list = []
     done: set[int] = set()
@@ -108,6 +112,10 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
                 lines.append(f"{names[j]} = saved[{len(saved)}]  # {describe_tensor(values[j])}")
                 saved.append(values[j].detach().requires_grad_(values[j].requires_grad))
                 done.add(j)
+            continue
+        if constant.get(i):
+            lines += _constant_lines(values, names, group, constant[i], i)
+            done.update(group)
             continue
         if _simple(v, group):
             literal, built_as = values_source(v, nested=True)
@@ -130,6 +138,23 @@ def plan_inputs(values: list, names: list[str], inputs_file: str, device: str = 
                          f"{t.storage_offset()}){_grad(t)}" + (f"  # {'; '.join(notes)}" if notes else ""))
             done.add(j)
     return _make_inputs_source(lines, saved, names, len(values), inputs_file, device)
+
+
+def _constant_lines(values: list, names: list[str], group: list[int], element: str, i: int) -> list[str]:
+    """The inputs of one storage that holds a single value throughout, built inline."""
+    v = values[i]
+    if _simple(v, group):
+        return [f"{names[i]} = {constant_source(tuple(v.shape), element, v.dtype)}{_grad(v)}  # {describe_tensor(v)}"]
+    n = v.untyped_storage().nbytes() // v.element_size()
+    base, lines = constant_source((n,), element, v.dtype), []
+    if len(group) > 1:
+        lines.append(f"_s{i} = {base}  # storage shared by {', '.join(names[j] for j in group)}")
+        base = f"_s{i}"
+    for j in group:
+        t = values[j]
+        lines.append(f"{names[j]} = {base}.as_strided({tuple(t.shape)}, {tuple(t.stride())}, "
+                     f"{t.storage_offset()}){_grad(t)}  # {describe_tensor(t)}")
+    return lines
 
 
 # A missing, empty or damaged inputs file is no verdict on the bug: repro.py says it cannot run

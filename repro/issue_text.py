@@ -1,9 +1,11 @@
 """issue.md: a paste-ready bug report in PyTorch's template, built from report.json and the repro.
 
-PyTorch's bug template asks for two things: "🐛 Describe the bug" (what happens, with a
-minimal repro inline) and "Versions". So issue.md holds what fails in two or three sentences,
-repro.py verbatim, what `python repro.py` printed, the compiler part to blame in a few lines,
-and the versions; under 3 KB for a one-op repro. The full story (every graph, stage verdicts,
+PyTorch's bug template asks for a title, "🐛 Describe the bug" (what happens, with a minimal
+repro inline and the error it gives) and "Versions" (`python -m torch.utils.collect_env`). So
+issue.md holds a suggested title, what happens in one sentence, repro.py verbatim (its inputs
+inline wherever they can be: nothing to attach), what `python repro.py` printed, the real error
+text (the compiler's error lines, a trimmed traceback, a crash's standard error), the compiler
+part to blame in words, and collect_env's report. The full story (every graph, stage verdicts,
 divergent nodes, kernels, metrics) stays in report.json and report.html.
 """
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
+from repro import error_text
 from repro.manifest import MANIFEST, ReproFolderError, read_manifest
+from repro.versions import collect_env
 
 ISSUE = "issue.md"
-BLAME_LINES = 4  # rows of the blame table carried (the header and separator count)
+BLAME_LINES = 3  # findings carried; the rest are in report.json
 WHAT = {"values": "results that differ from eager", "nan_inf": "NaN/Inf where eager has numbers (or the reverse)",
         "exact": "values none of the op's inputs has", "signed_zero": "zeros of the other sign than eager's",
         "layout": "outputs with other strides than eager's", "meta": "another shape, dtype or device than eager",
@@ -32,18 +36,40 @@ def _manifest(report: dict) -> tuple[dict, Path | None]:
         return {}, folder
 
 
-def describe_bug(report: dict, manifest: dict) -> list[str]:
+def _what(report: dict, manifest: dict) -> tuple[str, str]:
     failure = report.get("failure") or {}
     kind = failure.get("kind") or manifest.get("kind", "?")
     rung = failure.get("rung") or manifest.get("rung") or "exception"
-    what = WHAT.get(kind if rung == "exception" else rung, kind)
+    return kind, WHAT.get(kind if rung == "exception" else rung, kind)
+
+
+def title(report: dict, manifest: dict) -> str:
+    """A suggested issue title: the backend, the error's own words or what goes wrong, the op(s)."""
+    kind, what = _what(report, manifest)
+    backend = (manifest.get("compile") or {}).get("backend", "inductor")
+    ops = ", ".join(report.get("ops") or [])
+    message = ((report.get("failure") or {}).get("message") or manifest.get("message") or "").strip()
+    first = message.splitlines()[0] if message else ""
+    if kind == "crash" and first:
+        text = f"[{backend}] crash in the compiled code{' of ' + ops if ops else ''}: {first}"
+    elif kind in error_text.ERROR_KINDS and first:
+        text = f"[{backend}] {first}" + (f" ({ops})" if ops else "")
+    else:
+        text = f"[{backend}] torch.compile gives {what}" + (f" for {ops}" if ops else "")
+    return text if len(text) <= 150 else text[:text.rfind(" ", 0, 148)] + " …"
+
+
+def describe_bug(report: dict, manifest: dict) -> list[str]:
+    _, what = _what(report, manifest)
     compile_kwargs = manifest.get("compile") or {"backend": "inductor"}
     ops = ", ".join(f"`{op}`" for op in report.get("ops") or [])
     call = ", ".join(f"{k}={v!r}" for k, v in compile_kwargs.items())
-    text = [f"`torch.compile({call})` gives {what}{' in ' + ops if ops else ''}. The first compiler stage that "
-            f"shows it is **{report.get('stage') or manifest.get('stage')}**. Found by "
-            f"minify in graph {report.get('failing_graph')} of {report.get('graph_count')} "
-            f"of `{Path(report.get('script') or '?').name}`, reduced from {report.get('ops_before')} to "
+    verdict = (report.get("verify_line") or "").partition(": ")[2] if report.get("verified") else ""
+    text = [f"`torch.compile({call})` gives {what}{' in ' + ops if ops else ''}"
+            + (f" ({verdict})." if verdict else "."),
+            f"The first compiler stage that shows it is **{report.get('stage') or manifest.get('stage')}**; "
+            f"minify found it in graph {report.get('failing_graph')} of {report.get('graph_count')} of "
+            f"`{Path(report.get('script') or '?').name}` and reduced it from {report.get('ops_before')} to "
             f"{report.get('ops_after')} op(s)."]
     if manifest.get("injections"):
         text.append("**Note:** planted on purpose through minify's injection API: a test of the tool, not a "
@@ -63,9 +89,12 @@ def repro_section(report: dict, folder: Path | None, manifest: dict) -> list[str
     return lines
 
 
-def versions(manifest: dict) -> list[str]:
-    lines = [f"torch {manifest.get('torch') or _torch_version()}, Python {manifest.get('python') or platform.python_version()}, "
-             f"{manifest.get('platform') or platform.platform()}, device {manifest.get('device', 'cpu')}"]
+def versions(manifest: dict, env: str | None = None) -> list[str]:
+    """collect_env's report in a code block; where it could not run, the versions minify knows."""
+    lines = ["```", env, "```"] if env else [
+        f"torch {manifest.get('torch') or _torch_version()}, Python {manifest.get('python') or platform.python_version()}, "
+        f"{manifest.get('platform') or platform.platform()}, device {manifest.get('device', 'cpu')} "
+        f"(`python -m torch.utils.collect_env` could not run)"]
     config = manifest.get("config") or {}
     if config:
         lines.append("Inductor config changed by the script: " +
@@ -79,24 +108,36 @@ def _torch_version() -> str:
     return torch.__version__
 
 
-def render_issue(report: dict, blame_lines: list[str] = ()) -> str:
-    """`blame_lines`: the blame as markdown, from the caller (the blame search lives above this package)."""
+def error_section(lines: list[str]) -> list[str]:
+    return ["", "The error it gives:", "```", *lines, "```"] if lines else []
+
+
+def render_issue(report: dict, blame_lines: list[str] = (), env: str | None = None,
+                 error: list[str] = ()) -> str:
+    """`blame_lines`: the blame as markdown, from the caller (the blame search lives above this
+    package); `env`: collect_env's report; `error`: the error text (repro.error_text)."""
     manifest, folder = _manifest(report)
-    body = ["### 🐛 Describe the bug", "", "\n\n".join(describe_bug(report, manifest)), "",
-            *repro_section(report, folder, manifest)]
+    body = [f"Title: {title(report, manifest)}", "", "### 🐛 Describe the bug", "",
+            "\n\n".join(describe_bug(report, manifest)), "", *repro_section(report, folder, manifest),
+            *error_section(list(error))]
     if blame_lines:
         shown = list(blame_lines[:BLAME_LINES])
         more = len(blame_lines) - len(shown)
-        body += ["", "Blame (a switch tried on the repro, and what it did):", "", *shown]
+        body += ["", "What minify's blame search found (a part of the compiler switched on the repro, and what "
+                 "that did):", "", *shown]
         if more > 0:
-            body.append(f"({more} more in report.json)")
+            body.append(f"- ({more} more in report.json)")
     body += ["", "More (every graph, stage verdicts, kernels) in minify's `report.html` / `report.json`.", "",
-             "### Versions", "", *versions(manifest)]
+             "### Versions", "", *versions(manifest, env)]
     return "\n".join(body) + "\n"
 
 
 def write_issue(out_dir: Path, report: dict, blame_lines: list[str] = ()) -> Path:
-    """Write OUT/issue.md for the run whose report.json is `report`; returns its path."""
+    """Write OUT/issue.md for the run whose report.json is `report`; returns its path. Runs the
+    repro's failing call once more for its error text, beside collect_env."""
+    manifest, folder = _manifest(report)
+    run = error_text.start(folder, manifest) if folder is not None else None
+    env = collect_env()
     path = out_dir / ISSUE
-    path.write_text(render_issue(report, blame_lines))
+    path.write_text(render_issue(report, blame_lines, env, run.lines() if run else []))
     return path

@@ -104,3 +104,28 @@ def tensor_source(values: str, built_as: torch.dtype, dtype: torch.dtype) -> str
     """`torch.tensor(values, dtype=..., device=device)`, viewed back to `dtype` if built as bits."""
     src = f"torch.tensor({values}, dtype={dtype_name(built_as)}, device=device)"
     return src if built_as == dtype else f"{src}.view({dtype_name(dtype)})"
+
+
+def constant_element(t: torch.Tensor) -> str | None:
+    """Source of the one value every element of t's storage holds (bit for bit), or None: a
+    tensor of any size that holds one value is written `torch.zeros(...)` / `torch.full(...)`,
+    with no inputs file (which a GitHub issue cannot carry). NaN is left to the file."""
+    if t.layout != torch.strided or t.is_quantized or t.dtype not in FLOATS + INTEGERS:
+        return None
+    flat = storage_flat(t)
+    if flat.numel() == 0:
+        return None
+    bits = flat.view(BITS[t.dtype]) if t.dtype in FLOATS else flat
+    if not bool((bits == bits[0]).all()):
+        return None
+    value = flat[0].item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return float_element(value, t.dtype) if t.dtype in FLOATS else repr(value)
+
+
+def constant_source(shape: tuple, element: str, dtype: torch.dtype) -> str:
+    """`torch.zeros(shape, ...)`, or `torch.full(shape, element, ...)` for another value."""
+    if element in ("0", "0.0", "False"):
+        return f"torch.zeros({tuple(shape)}, dtype={dtype_name(dtype)}, device=device)"
+    return f"torch.full({tuple(shape)}, {element}, dtype={dtype_name(dtype)}, device=device)"

@@ -61,16 +61,16 @@ def bad_folder(folder: Path, manifest: dict) -> str | None:
 def main(argv: list[str]) -> int:
     ns = parser().parse_args(argv)
     if not ns.timeout > 0:
-        print(f"minify: --timeout {ns.timeout}: must be greater than zero")
+        print(f"minify: --timeout {ns.timeout}: must be greater than zero", file=sys.stderr)
         return CANNOT_RUN
     try:
         manifest = read_manifest(ns.folder)
     except ReproFolderError as exc:
-        print(f"minify: {exc}")
+        print(f"minify: {exc}", file=sys.stderr)
         return CANNOT_RUN
     problem = bad_folder(ns.folder, manifest)
     if problem:
-        print(f"minify: {problem}")
+        print(f"minify: {problem}", file=sys.stderr)
         return CANNOT_RUN
     print(f"replaying {ns.folder / REPRO}: expects {manifest['signature']} "
           f"(recorded with torch {manifest.get('torch')} on {manifest.get('device')})")
@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
     said = result.line.startswith("REPRODUCED") if result.returncode == 1 else \
         result.line.startswith("NOT REPRODUCED") if result.returncode == 0 else False
     if not said:
-        print(f"minify: {ns.folder / REPRO} could not run (exit {result.returncode}): {result.line}")
+        print(f"minify: {ns.folder / REPRO} could not run (exit {result.returncode}): {result.line}", file=sys.stderr)
         return CANNOT_RUN
     if manifest.get("kind") not in ("crash", "hang"):
         _, lines = oracle_metrics(ns.folder, None, ns.timeout)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from repro.manifest import ReproFolderError, read_manifest, repro_folders
@@ -153,12 +154,12 @@ def main(argv: list[str]) -> int:
                    help="plant the captured compiler.inject bug inside the test (default: test the compiler as is)")
     ns = p.parse_args(argv)
     if ns.dest.exists() and not ns.dest.is_dir():
-        print(f"minify: not a folder: {ns.dest}")
+        print(f"minify: not a folder: {ns.dest}", file=sys.stderr)
         return 2
     try:
         paths = write_tests(ns.repro_dir, ns.dest, ns.with_injection)
     except (ReproFolderError, OSError) as exc:
-        print(f"minify: {exc}")
+        print(f"minify: {exc}", file=sys.stderr)
         return 2
     for path in paths:
         print(f"wrote {path}")

@@ -212,7 +212,7 @@ def test_wrong_post_grad_pass_is_named(tmp_path):
 def test_bisect_refuses_a_folder_that_is_not_a_repro(tmp_path, project_env):
     done = subprocess.run([sys.executable, "-m", "minifier", "bisect", str(tmp_path)], cwd=tmp_path,
                           capture_output=True, text=True, env=project_env)
-    assert done.returncode == 2 and "not a repro folder" in done.stdout
+    assert done.returncode == 2 and "not a repro folder" in done.stderr
 
 
 @pytest.mark.slow

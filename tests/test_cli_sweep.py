@@ -64,7 +64,7 @@ CASES = [
     _c("inject bad form", f"{S} {O} --inject neg:accuracy:sideways", "bad --inject"),
     _c("ignore unknown check", f"{S} {O} --ignore everything", "everything"),
     _c("early-checks bad choice", f"{S} {O} --early-checks maybe", "invalid choice: 'maybe'"),
-    _c("unknown option", f"{S} {O} --frobnicate", "unrecognized arguments: --frobnicate"),
+    _c("unknown option", f"--frobnicate {S} {O}", "unrecognized arguments: --frobnicate"),  # before the script: after it, the program's
     _c("emit-test is a file", f"{S} {O} --emit-test {{home}}/notes.txt", "--emit-test"),
     # the program
     _c("no program", f"{O}", "name the failing program"),

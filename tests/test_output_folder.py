@@ -47,7 +47,7 @@ def test_the_users_work_folder_and_inputs_are_never_touched(tmp_path, monkeypatc
     before = _state(tmp_path)
     for extra in ([], ["--force"]):
         assert main(["ok.py", "-o", str(out), *extra]) == EXIT_BAD_INPUT
-        line = capsys.readouterr().out.strip()
+        line = capsys.readouterr().err.strip()
         assert "no minify run wrote" in line and str(out) in line and "\n" not in line, line
         assert _state(tmp_path) == before
 
@@ -90,7 +90,7 @@ def test_a_bad_option_after_a_finished_run_keeps_it(tmp_path, monkeypatch, capsy
     before = _state(tmp_path)
     for bad in (["--inject", "neg:bogus"], ["--atol", "-1"], ["--timeout", "0"]):
         assert main([*bad, str(script), "-o", str(out)]) == EXIT_BAD_INPUT
-        assert capsys.readouterr().out.strip().startswith("minify: ")
+        assert capsys.readouterr().err.strip().startswith("minify: ")
         assert _state(tmp_path) == before
 
 
@@ -100,7 +100,7 @@ def test_atol_negative_is_refused_at_once_and_writes_nothing(tmp_path, monkeypat
     start = time.perf_counter()
     assert main(["ok.py", "--atol", "-1"]) == EXIT_BAD_INPUT
     assert time.perf_counter() - start < 1.0
-    assert capsys.readouterr().out.strip() == "minify: --atol -1.0: must be zero or more"
+    assert capsys.readouterr().err.strip() == "minify: --atol -1.0: must be zero or more"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.py"]  # no minify-out/
 
 
@@ -127,7 +127,7 @@ def test_one_run_per_folder_and_the_lock_dies_with_its_process(tmp_path, monkeyp
         assert holder.stdout.readline().strip() == "held"
         before = _state(tmp_path)
         assert main(["ok.py", "-o", str(out)]) == EXIT_BAD_INPUT
-        line = capsys.readouterr().out.strip()
+        line = capsys.readouterr().err.strip()
         assert f"in use by another minify run (pid {holder.pid}: minify " in line, line
         assert _state(tmp_path) == before  # the running run's folder untouched
     finally:

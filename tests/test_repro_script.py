@@ -98,7 +98,7 @@ def test_compile_error_repro_checks_that_compiling_raises(tmp_path):
 def test_replay_rejects_a_folder_without_a_repro(tmp_path):
     proc = run_minify(["replay", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stdout.strip().startswith("minify: ") and len(proc.stdout.strip().splitlines()) == 1
+    assert proc.stderr.strip().startswith("minify: ") and len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
 
 
 class MatMul(torch.nn.Module):

@@ -102,5 +102,5 @@ def test_test_from_cli_writes_one_test_per_repro_folder(tmp_path):
     again = run_minify(["test-from", str(out), str(tmp_path / "tests")], cwd=tmp_path)
     assert again.stdout == proc.stdout  # the same repros rewrite the same tests
     bad = run_minify(["test-from", str(tmp_path / "nowhere"), str(tmp_path / "tests")], cwd=tmp_path)
-    assert bad.returncode == 2 and bad.stdout.strip().startswith("minify: no such folder")
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("minify: no such folder")
     assert "Traceback" not in bad.stdout + bad.stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from minifier.blame.render import print_blame
@@ -22,7 +23,7 @@ def main(argv: list[str]) -> int:
     try:
         report = blame_report(ns.repro_dir, say)
     except ReproFolderError as exc:
-        print(f"minify: {exc}")
+        print(f"minify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print_blame(report)
     return EXIT_OK if report["reproduced"] else EXIT_NOT_REPRODUCED

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import shutil
 import sys
 import time
@@ -43,7 +44,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-examples", type=int,
                    help="programs to draw in all (default 200, or no limit with --max-time)")
     p.add_argument("--max-time", type=float, help="stop drawing after this many seconds")
-    p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
+    p.add_argument("--seed", type=int, help="hypothesis seed (default: a random one, printed, as hypothesis draws "
+                                            "and prints its own; --seed S reruns a campaign)")
     p.add_argument("--device", default="cpu", help="device of the inputs (default cpu)")
     p.add_argument("--inject", action="append", default=[], metavar="SPEC", help="plant a compiler bug (repeatable)")
     p.add_argument("--mask", action="append", default=[], metavar="SIG_OR_OP",
@@ -72,7 +74,7 @@ def options(ns: argparse.Namespace) -> FuzzOptions:
     # `--mask signed_zero,layout` is two masks; a signature or a fuzz.json key may hold commas itself
     masks = [m for spec in ns.mask for m in ([spec] if "@" in spec or "[" in spec else spec.split(",")) if m]
     return FuzzOptions(ops=ns.ops, dtypes=ns.dtypes, max_examples=max_examples, max_time=ns.max_time,
-                       seed=ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
+                       seed=random.randrange(2**32) if ns.seed is None else ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
                        max_steps=ns.max_steps, allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
                        quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay,
                        backward=ns.backward)
@@ -140,6 +142,7 @@ def fuzz(opts: FuzzOptions, console) -> dict:
         if not opts.quiet:
             console.print(f"[dim]{time.perf_counter() - start:7.1f}s[/dim] {escape(text)}", highlight=False)
 
+    say(f"seed {opts.seed} (--seed {opts.seed} draws the same programs again)")
     say(f"starting the worker; what torch and its libraries print goes to {out / (record + '.log')}")
     for difference in differences(opts):
         say(f"replaying with {difference}")
@@ -283,7 +286,7 @@ def print_summary(result: dict, console) -> None:
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result["outcomes"].items()))
     console.print(f"examples {result['examples']} ({result['compiles']} compiled: {outcomes or 'none'}; "
                   f"masked {result['masked']}), stopped by {result['stopped']}, "
-                  f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; "
+                  f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; seed {result['seed']}; "
                   f"distinct findings {len(result['failures'])}; {result['out']}/{result.get('record', 'fuzz')}.html",
                   highlight=False)
     for difference in result.get("differences", []):
@@ -326,28 +329,34 @@ def list_ops(console) -> None:
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
+    from rich.markup import escape
+
+    from minifier.report.terminal import error_console, wide_console
+
     ns = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    console = Console()
+    console, errors = wide_console(), error_console()
     if ns.list_ops:
         list_ops(console)
         return EXIT_OK
     opts = options(ns)
     problem = validate(opts)
     if problem:
-        console.print(f"[bold red]minify fuzz:[/bold red] {problem}", highlight=False)
+        errors.print(f"[bold red]minify fuzz:[/bold red] {escape(problem)}", highlight=False)
         return EXIT_BAD_INPUT
     work = files_of(opts) / "work"
     try:
         work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        console.print(f"[bold red]minify fuzz:[/bold red] cannot write to {work}: {exc.strerror}", highlight=False)
+        errors.print(f"[bold red]minify fuzz:[/bold red] cannot write to {escape(str(work))}: {exc.strerror}",
+                     highlight=False)
         return EXIT_CANNOT_WRITE
     with diverted_output(opts.out.resolve() / f"{record_name(opts)}.log") as (stdout, stderr):
         console = Console(file=stdout, force_terminal=console.is_terminal, width=console.width)
+        errors = Console(file=stderr, force_terminal=errors.is_terminal, width=errors.width)
         try:
-            result = fuzz(opts, Console(file=stderr, force_terminal=console.is_terminal, width=console.width))
+            result = fuzz(opts, errors)
         except KeyboardInterrupt:
-            console.print("[bold red]minify fuzz:[/bold red] interrupted")
+            errors.print("[bold red]minify fuzz:[/bold red] interrupted")
             return EXIT_INTERRUPTED
         print_summary(result, console)
     return exit_code(result)

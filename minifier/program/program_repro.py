@@ -17,7 +17,7 @@ from typing import Callable
 
 from compiler import inject
 from compiler.launch_form import Launch, module_file
-from minifier.program.instrument import RunResult, instrument, program_lines, project_statements, render, run_program
+from minifier.program.instrument import PROLOGUE, RunResult, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
 
@@ -136,21 +136,46 @@ def verify(repro: Path, signature: str, mode: str, timeout: float) -> tuple[bool
     return True, "fails compiled as the signature says, and passes with TORCHDYNAMO_DISABLE=1"
 
 
+def plain_program(repro: str) -> str:
+    """The reduced program as its author would write it, for the issue: repro.py without its
+    generic checker (`compiled_checked`, deep copies, a tolerance table), `torch.compile` again."""
+    try:
+        tree = ast.parse(repro)
+    except SyntaxError:
+        return repro
+    prologue = [ast.dump(s) for s in ast.parse(PROLOGUE).body]
+    if [ast.dump(s) for s in tree.body[:len(prologue)]] == prologue:
+        tree.body = tree.body[len(prologue):]
+    return ast.unparse(ast.fix_missing_locations(UseTorchCompile().visit(tree))) + "\n"
+
+
 def write_program_issue(out: Path, report: dict) -> Path:
-    """A short issue.md in PyTorch's bug-report shape: what happens, the repro inline, versions."""
+    """issue.md in PyTorch's bug-report shape: a suggested title, what happens, the program inline
+    with the error it gives, and collect_env's report under Versions."""
     import platform
 
     import torch
 
+    from repro.versions import collect_env
+
     program, layer = report["program"], report.get("layer") or {}
     repro = Path(program["repro"]).read_text() if program.get("repro") else ""
-    lines = [f"# torch.compile: {layer.get('name', 'the compiler')} makes the program fail", "",
+    message = program.get("message") or program.get("signature") or ""
+    rungs = ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}" for r in layer.get("runs", []))
+    env = collect_env()
+    lines = [f"Title: [{layer.get('backend') or 'torch.compile'}] {layer.get('name', 'the compiler')} makes the "
+             f"program fail: {message.splitlines()[0][:80] if message else ''}".rstrip(": "), "",
              "### 🐛 Describe the bug", "",
-             f"`{program.get('message') or program.get('signature')}`. The program fails with backend=`{layer.get('backend') or 'its own'}`; "
-             f"the rungs tried: " + ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}"
-                                              for r in layer.get("runs", [])) + ".", "",
-             "```python", repro.rstrip(), "```", "",
-             "### Versions", "", f"torch {torch.__version__}, Python {platform.python_version()}, {platform.system()}",
+             f"With `torch.compile(backend={layer.get('backend') or 'its own'!r})` this program fails where eager "
+             f"runs it fine (backends tried: {rungs or 'none'}).", "",
+             "```python", plain_program(repro).rstrip() if program.get("oracle") != "plain" else repro.rstrip(), "```",
+             "", "Each `torch.compile` call above, compared with its function run eagerly on the same inputs "
+             "(`torch.testing.assert_close(compiled(*args), fn(*args))`), gives:" if program.get("oracle") != "plain"
+             else "Running it gives:", "```", message, "```", "",
+             "(minify's `repro.py` is the same program with that check built in: it exits 1 while the bug is "
+             "there.)", "",
+             "### Versions", "", *(["```", env, "```"] if env else
+                                   [f"torch {torch.__version__}, Python {platform.python_version()}, {platform.system()}"]),
              "", "_Written by minify._"]
     path = out / "issue.md"
     path.write_text("\n".join(lines) + "\n")

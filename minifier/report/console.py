@@ -4,9 +4,11 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from compiler.rungs import RUNG_WORDS
 from minifier.blame.render import blame_lines
@@ -22,7 +24,7 @@ class ConsoleUI:
 
     def _say(self, text: str) -> None:
         if not self.quiet:
-            self.console.print(f"[dim]{time.perf_counter() - self.start:6.1f}s[/dim] {text}")
+            self.console.print(f"[dim]{time.perf_counter() - self.start:6.1f}s[/dim] {escape(text)}")
 
     def step(self, text: str) -> None:
         self._say(text)
@@ -37,6 +39,8 @@ class ConsoleUI:
 
 
 def print_summary(report: dict, console: Console) -> None:
+    """The summary is the command's result: on standard output where `console` is the error console."""
+    console = getattr(console, "results", console)
     console.print(_graphs_table(report))
     if report.get("status") == "nothing_failed":
         notes = [f"graph {g['index']}: {g['note']}" for g in report["graphs"] if g.get("note")]
@@ -44,8 +48,8 @@ def print_summary(report: dict, console: Console) -> None:
         if e2e.get("trusted") is False:  # a difference was seen, but cannot be told from the script's own noise
             notes.append(f"the program's outputs differed ({e2e.get('message')}), but {e2e.get('why')}: "
                          f"not counted as a failure")
-        console.print(Panel("\n".join([f"Nothing failed: {report['graph_count']} compiled graph(s) matched eager."]
-                                      + notes), title="minify", border_style="green"))
+        console.print(Panel(Text("\n".join([f"Nothing failed: {report['graph_count']} compiled graph(s) matched eager."]
+                                           + notes)), title="minify", border_style="green"))
         return
     if report.get("status") == "interaction":
         console.print(_interaction_panel(report))
@@ -54,11 +58,11 @@ def print_summary(report: dict, console: Console) -> None:
         console.print(_program_panel(report))
         return
     if report.get("status") == "numerics":
-        table = Table(show_header=False, box=None)
+        table = _Rows()
         for key, value in numerics.console_rows(report["numerics"]):
-            table.add_row(key, value)
+            table.add_row(key, Text(value, style="bold" if key == "verdict" else ""))
         if report.get("html"):
-            table.add_row("report", report["html"])
+            table.add_row("report", Text(report["html"]))
         console.print(Panel(table, title="minify: numerics", border_style="yellow"))
         return
     bugs = report.get("bugs") or [report]
@@ -67,7 +71,7 @@ def print_summary(report: dict, console: Console) -> None:
             console.print(Panel(Syntax(bug["graph_code"].strip("\n"), "python", theme="ansi_dark"),
                                 title=f"bug {number}: minimized graph"))
         console.print(_bug_table(bug, report, number, len(bugs)))
-    totals = Table(show_header=False, box=None)
+    totals = _Rows()
     totals.add_row("bugs", str(len(bugs)))
     totals.add_row("compiles", f"{report['compiles']} (cache hits {report['cache_hits']}, "
                                f"worker restarts {report['worker_restarts']})")
@@ -97,16 +101,29 @@ def phase_line(phases: dict) -> str:
 def _graphs_table(report: dict) -> Table:
     graphs = Table(title="graphs")
     for col in ("index", "part", "nodes", "stages", "failing", "kind", "note"):
-        graphs.add_column(col)
+        graphs.add_column(col, overflow="fold")
     for g in report["graphs"]:
         part = "bw" if g.get("part") == "backward" else "fw"
         if g.get("part") == "backward":
             part += f" of {g.get('dynamo_graph')}"
         stages = " ".join(f"{STAGE_SHORT.get(s, s)}:{v.split()[0]}" for s, v in (g.get("stages") or {}).items()) \
             or (g.get("verdict") or "")
-        graphs.add_row(str(g["index"]), part, str(g["nodes"]), stages, "yes" if g["failing"] else "",
-                       g.get("kind") or "", g.get("note") or "")
+        graphs.add_row(*map(Text, (str(g["index"]), part, str(g["nodes"]), stages, "yes" if g["failing"] else "",
+                                   g.get("kind") or "", g.get("note") or "")))
     return graphs
+
+
+class _Rows(Table):
+    """A two-column table of names and values; a value given as a string is shown as it is
+    (user code, torch's messages and paths hold `[...]`, which rich would read as markup)."""
+
+    def __init__(self):
+        super().__init__(show_header=False, box=None)
+        self.add_column(no_wrap=True)
+        self.add_column(overflow="fold")  # a long kernel name or path folds onto the next line, never cut
+
+    def add_row(self, *cells, **kwargs) -> None:
+        super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kwargs)
 
 
 STAGE_SHORT = {"aot_eager": "aot", "aot_eager_decomp_partition": "decomp"}
@@ -115,13 +132,13 @@ STAGE_SHORT = {"aot_eager": "aot", "aot_eager_decomp_partition": "decomp"}
 def _interaction_panel(report: dict) -> Panel:
     """No graph fails alone; the program does: which graphs must be compiled together."""
     inter = report["interaction"]
-    table = Table(show_header=False, box=None)
+    table = _Rows()
     table.add_row("end to end", inter["end_to_end"]["message"])
     if inter["keys"]:
         table.add_row("fails only with", f"graphs {', '.join(map(str, inter['graphs']))} compiled together "
                                          f"(keys {', '.join(inter['keys'])}); each alone matches eager")
     else:
-        table.add_row("fails only with", "[red]the failure did not come back when rerun (flaky?)[/red]")
+        table.add_row("fails only with", Text("the failure did not come back when rerun (flaky?)", style="red"))
     table.add_row("subset runs", f"{len(inter['runs'])} in {inter['seconds']:.1f} s"
                                  + ("" if inter["complete"] else " (run budget spent: not minimal)"))
     table.add_row("note", inter["note"])
@@ -133,7 +150,7 @@ def _interaction_panel(report: dict) -> Panel:
 def _program_panel(report: dict) -> Panel:
     """No graph fails alone: the layer to blame and the reduced program."""
     program, layer = report["program"], report.get("layer") or {}
-    table = Table(show_header=False, box=None)
+    table = _Rows()
     table.add_row("layer", f"{layer.get('name')}" + (f" (fails with backend={layer['backend']})" if layer.get("backend") else ""))
     table.add_row("rungs", ", ".join(f"{r['backend']}: {'fails' if r['fails'] else 'passes'}" for r in layer.get("runs", [])))
     inter = report.get("interaction") or {}
@@ -164,7 +181,7 @@ def _divergence_rows(table: Table, bug: dict) -> None:
         if node.get("gradient_of"):
             where = f"gradient of {node['gradient_of']} {where}".strip()
         kernels = ", ".join(k["name"] for k in node.get("kernels") or []) or "no kernel of its own"
-        table.add_row("divergent node", f"[bold]{node['name']}[/bold] ({node['op']}) {err}")
+        table.add_row("divergent node", Text.assemble((node["name"], "bold"), f" ({node['op']}) {err}"))
         if where:
             table.add_row("  from", where)
         table.add_row("  kernel", kernels)
@@ -172,8 +189,8 @@ def _divergence_rows(table: Table, bug: dict) -> None:
 
 def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     failure = bug["failure"]
-    table = Table(show_header=False, box=None)
-    table.add_row("failure", f"[bold]{failure['kind']}[/bold]: {failure['message']}")
+    table = _Rows()
+    table.add_row("failure", Text.assemble((failure["kind"], "bold"), f": {failure['message']}"))
     if failure.get("rung"):
         table.add_row("check", f"{failure['rung']}: {RUNG_WORDS.get(failure['rung'], '')}")
     table.add_row("signature", failure["signature"])
@@ -183,7 +200,7 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
                            f"{also}")
     table.add_row("stage", bug["stage"] + ("" if bug["stage"] == "inductor" else
                                            "  (fails before Inductor: not an Inductor bug)"))
-    table.add_row("reproduced", f"{bug['reproduced']} times" + ("  [red]flaky[/red]" if bug.get("flaky") else ""))
+    table.add_row("reproduced", Text.assemble(f"{bug['reproduced']} times", ("  flaky" if bug.get("flaky") else "", "red")))
     if bug.get("replay"):
         table.add_row("replay", bug["replay"])
     if bug.get("first_divergent_nodes"):
@@ -197,7 +214,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     ok = bug.get("verified") is not False and "repro" in bug
     if "repro" in bug:
         state = {True: "verified: ", False: "NOT verified: ", None: "not verified (--no-verify)"}[bug.get("verified")]
-        table.add_row("repro", f"{bug['repro']}  [{'green' if ok else 'red'}]{state}{bug.get('verify_line') or ''}")
+        table.add_row("repro", Text.assemble(f"{bug['repro']}  ", (f"{state}{bug.get('verify_line') or ''}",
+                                                                  "green" if ok else "red")))
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
