@@ -347,7 +347,8 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     localize.add_stage_verdicts(report["graphs"], localized)
     report["phases"] = session.phases.to_dict()
     report.update(localization=[localize.for_json(loc) for loc in localized], html=str(out / "report.html"))
-    report["issue"] = str(write_issue(out, report, blame_markdown(report["blame"]) if report.get("blame") else []))
+    report["issue"] = str(write_issue(out, report, blame_markdown(report["blame"]) if report.get("blame") else [],
+                                      run=found.verifications.error_run(report.get("repro"))))
     if session.opts.emit_test:
         # a planted bug is planted inside the test too, so it fails now (no effect without one)
         report["tests"] = [str(p) for p in write_tests(out, session.opts.emit_test, with_injection=True)]

@@ -57,6 +57,13 @@ class ErrorRun:
         self.proc = subprocess.Popen(args, cwd=self.cwd.name, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, text=True, errors="replace")
 
+    def end(self) -> None:
+        """Not wanted after all (its repro's issue is not written)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+        self.cwd.cleanup()
+
     def lines(self) -> list[str]:
         """The error text, trimmed; [] when the run showed none (or did not finish in time)."""
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
+from compiler import gpu_gate
 from repro import error_text
 from repro.manifest import MANIFEST, ReproFolderError, read_manifest
 from repro.versions import collect_env
@@ -132,12 +133,16 @@ def render_issue(report: dict, blame_lines: list[str] = (), env: str | None = No
     return "\n".join(body) + "\n"
 
 
-def write_issue(out_dir: Path, report: dict, blame_lines: list[str] = ()) -> Path:
-    """Write OUT/issue.md for the run whose report.json is `report`; returns its path. Runs the
-    repro's failing call once more for its error text, beside collect_env."""
+def write_issue(out_dir: Path, report: dict, blame_lines: list[str] = (),
+                run: "error_text.ErrorRun | None" = None) -> Path:
+    """Write OUT/issue.md for the run whose report.json is `report`; returns its path. `run`: the
+    repro's failing call run once more for its error text, started earlier; else started here."""
     manifest, folder = _manifest(report)
-    run = error_text.start(folder, manifest) if folder is not None else None
+    with gpu_gate.for_job():  # on a GPU after an assert: alone, as every GPU job of the run
+        if run is None and folder is not None:
+            run = error_text.start(folder, manifest)
+        error = run.lines() if run else []
     env = collect_env()
     path = out_dir / ISSUE
-    path.write_text(render_issue(report, blame_lines, env, run.lines() if run else []))
+    path.write_text(render_issue(report, blame_lines, env, error))
     return path

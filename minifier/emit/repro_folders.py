@@ -13,6 +13,7 @@ from typing import Any
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from compiler.graph_code import TRACING
+from compiler import gpu_gate
 from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.localize.capture_run import Capture
@@ -21,8 +22,9 @@ from minifier.reduce.graph_edit import canonical, graph_inputs
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.launch import Launched, Options
 from minifier.workers.stop import STOP
+from repro import error_text
 from repro.info import ReproInfo
-from repro.manifest import ReproFolderError
+from repro.manifest import ReproFolderError, read_manifest
 from repro.verify import run_control, run_repro
 from repro.value_store import load_case_values
 from repro.writer import write_repro
@@ -51,6 +53,16 @@ class Verifications:
         self.capture = capture
         self.executor = ThreadPoolExecutor(1)
         self.rows: dict[int, Future] = {}  # id(bug) -> its report row, once verified
+        self.error_runs: dict[str, error_text.ErrorRun | None] = {}  # repro.py -> its error text's run
+
+    def error_run(self, repro: str | None) -> "error_text.ErrorRun | None":
+        """The run started for `repro`'s error text (issue.md), if any; every other one is ended."""
+        run = self.error_runs.pop(str(repro), None)
+        for other in self.error_runs.values():
+            if other is not None:
+                other.end()
+        self.error_runs.clear()
+        return run
 
     def submit(self, bug: Bug, ev: Evaluator) -> None:
         """Write and verify `bug`'s repro; `ev` is the evaluator that reduced it."""
@@ -67,6 +79,8 @@ class Verifications:
         """Write the repro of `job.bug` and verify it; its report row."""
         with TRACING:  # in-process torch work beside the search's FX tracing (compiler.graph_code.TRACING)
             repro, row = write_repro_folder(job, self.opts, self.capture)
+        if not gpu_gate.enabled():  # issue.md's error text, beside verification (on a GPU: last, alone)
+            self.error_runs[str(repro)] = error_text.start(job.folder, read_manifest(job.folder))
         # Blame runs beside the fresh-process verification (each is one process that mostly waits on
         # its own import and compile); its answer is kept only if the repro verifies.
         with ThreadPoolExecutor(1) as side:
