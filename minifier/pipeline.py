@@ -202,7 +202,12 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
                     found.unreplayable.append(why)
                     g.record["replay_note"] = str(why)
                 continue
-            _search_graph(session, capture, g, found, search)
+            try:
+                _search_graph(session, capture, g, found, search)
+            except RaisesInEager as why:  # the program's own mistake: eager_first says so (exit 2)
+                g.record["replay_note"] = str(why)
+                if g.failure:
+                    found.unreplayable.append(UserError(str(why), EXIT_NOT_REPRODUCED))
     found.verifications.executor.shutdown(wait=False)
     return found
 
@@ -241,6 +246,10 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     found.to_localize.append((g, piece.gm if piece else gm, values, last, bugs, gm))
 
 
+class RaisesInEager(Exception):
+    """A failing graph that raises without the compiler too: no compiler bug of its own."""
+
+
 def _early_graph(session: Session, index: int, folder: Path, record: dict) -> GraphState:
     """A graph whose inputs the capture saved, made ready while it still runs (EarlyChecks)."""
     return _graph_state(session, GraphRecord(index, folder, record["nodes"], record), record.get("injections", []))
@@ -255,7 +264,11 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
     # Autocast changes the dtypes the graph computes in: the recorded values, the fake
     # tensors that validate candidates and the folds are all made under it, as in the script.
     with graph_modes(context, spec.grad_enabled, inputs, only_autocast=True):
-        values = record_values(gm, inputs, case_dir)
+        try:
+            values = record_values(gm, inputs, case_dir)
+        except Exception as exc:  # not the compiler's: the graph run eagerly on its own inputs raises
+            raise RaisesInEager(f"graph {g.index} raises when run eagerly on its recorded inputs "
+                                f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})")
     opts = session.opts
     ev = Evaluator(session.pool, case_dir, spec, injections, signature="", atol=opts.atol, rtol=opts.rtol,
                    strict=opts.strict, ignore=opts.ignore, context=context,
