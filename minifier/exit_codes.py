@@ -14,12 +14,12 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 
 # What each exit status of `minify SCRIPT` means.
 EXIT_CODES = {
-    EXIT_OK: "a verified repro was written",
+    EXIT_OK: "a verified repro was written (other findings whose repros did not verify are listed as such)",
     EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
     EXIT_BAD_INPUT: "bad input: a missing file, a syntax error, a bad option, a script that fails without the "
                     "compiler too, an output folder that holds another run",
     EXIT_NOTHING_FAILED: "nothing failed: every compiled graph matched eager, and so did the whole program",
-    EXIT_NOT_REPRODUCED: "a failure was seen but did not reproduce, or its repro did not verify",
+    EXIT_NOT_REPRODUCED: "a failure was seen but did not reproduce, or no repro verified",
     EXIT_NUMERICS: "numerics, not a miscompile: compiled differs from eager only as floating-point rounding does "
                    "(one graph alone is enough and it passes every check of the oracle; the report gives each "
                    "one's error against fp64, and a setting that makes them match only when seen to)",

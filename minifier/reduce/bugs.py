@@ -121,8 +121,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
     returns for its first check: kept, they would change the masked graph's kernels).
     `masked_first` (known_ops): nodes masked from the start, each the op of a bug found before;
     if the graph then passes, that bug is all it holds, known without confirming it again."""
-    bugs: list[Bug] = []
-    masked: set[str] = set(masked_first or ())
+    bugs, masked = [], set(masked_first or ())
     kernels_later: list = []  # the graphs whose kernels localization asks: sent behind the masked graph's check
     for _ in range(MAX_BUGS_PER_GRAPH):
         current = rebuild(gm, cut=masked, values=values, outputs=outputs) if masked else gm
@@ -145,8 +144,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
         with search.phases.timed("confirmation"):
             bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
-        if masked:
-            bug.notes["masked"] = len(masked)
+        bug.notes["masked"] = len(masked)  # found with other bugs' ops masked (cut_note)
         if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
