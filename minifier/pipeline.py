@@ -26,11 +26,11 @@ from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
 from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import eager_first, nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, ends_its_process, known_ops
+from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
 from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
-from minifier.report.rows import graph_row, verdict_kind, write_report
+from minifier.report.rows import finding_counts, graph_row, mark_unverified, run_status, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
 from minifier.stopped import StepsSeen, resume_line, write_stopped
 from minifier.workers.evaluate import Evaluator, first_check_limit
@@ -349,14 +349,16 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     """report.json's content, with the first reduced bug's row at the top level; writes issue.md
     and the regression tests it names."""
     evaluators, out = found.evaluator_list(), session.out
-    first = next(b for b in found.bugs if b.small is not None)
+    mark_unverified(rows, [cut_note(b) for b in found.bugs])
+    # the top of the report is the first bug a verified repro stands behind (else the first reduced)
+    first = next((r for r in rows if "repro" in r and "unverified" not in r), None) or \
+        rows[found.bugs.index(next(b for b in found.bugs if b.small is not None))]
     mark_shared_causes(rows)
-    report = {**_base_report(session, capture, rows, evaluators), **rows[found.bugs.index(first)]}
+    report = {**_base_report(session, capture, rows, evaluators), **first}
     budget = session.budget  # stopped: max-time/max-compiles/interrupted
     report.update(stopped=budget.stopped, reduce_compiles=budget.spent,
                   invalid_uncompiled=sum(e.rejected for e in evaluators))
-    report["status"] = "reproduced" if all(r.get("verified") is not False for r in rows if "repro" in r) \
-        else "repro_failed"
+    report.update(status=run_status(rows), findings=finding_counts(rows))
     localize.add_stage_verdicts(report["graphs"], localized)
     report["phases"] = session.phases.to_dict()
     report.update(localization=[localize.for_json(loc) for loc in localized], html=str(out / "report.html"))

@@ -82,6 +82,19 @@ def test_mutated_inputs_are_outputs_too():
     assert check(Fn(good), [torch.ones(4)], Fn(bad)).status == "fail"
 
 
+def test_an_input_written_with_the_bits_it_held_is_judged_as_written():
+    """Eager's relu_ of values >= 0 writes the bits its input held; a compiled relu_ that writes
+    others is a wrong value there, not an "output structure differs" that no repro.py checks."""
+    from compiler.inject import injected, parse_spec
+
+    torch._dynamo.reset()
+    model = Fn(lambda x: (torch.nn.functional.relu(x, inplace=True),))
+    with injected(parse_spec("relu:accuracy:double")):
+        outcome = check(model, [torch.tensor([1.0, 2.0])], torch.compile(model))
+    assert outcome.status == "fail" and outcome.signature == "accuracy@inductor", outcome
+    assert outcome.message.startswith("out['input[0]']")
+
+
 def test_clone_input_keeps_layout():
     base = torch.arange(40.0).reshape(5, 8)
     view = base.t()[1:, 2:]

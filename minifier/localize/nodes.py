@@ -6,6 +6,7 @@ to expose (minifier.localize.divergence_worker).
 """
 from __future__ import annotations
 
+import operator
 import re
 
 import torch
@@ -17,7 +18,51 @@ from repro.value_store import nbytes
 
 
 def exposed_nodes(gm: fx.GraphModule, values: dict) -> list[str]:
-    return [n.name for n in op_nodes(gm) if isinstance(values.get(n.name), torch.Tensor)]
+    """The nodes whose values can be observed: tensors, except those a later op writes in place
+    (exposed, such a value is the buffer after that write, on both sides: the producer of a
+    residual sum that `relu(x, inplace=True)` overwrites would be named for the relu's bug)."""
+    later = overwritten_in_place(gm)
+    return [n.name for n in op_nodes(gm) if isinstance(values.get(n.name), torch.Tensor) and n.name not in later]
+
+
+IN_PLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                      operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+                      operator.ilshift, operator.irshift, operator.imatmul}
+
+
+def overwritten_in_place(gm: fx.GraphModule) -> set[str]:
+    """Nodes whose value a later node writes in place (`inplace=True`, `x.add_(y)`, `x += y`,
+    `torch.relu_`, an ATen op whose schema writes an argument), and through a chain of such
+    writes (each returns the buffer it wrote) the nodes those alias."""
+    writes = {n: _written(n) for n in gm.graph.nodes}
+    found: set[str] = set()
+    for node, targets in writes.items():
+        stack = list(targets)
+        while stack:
+            target = stack.pop()
+            if target.name not in found:
+                found.add(target.name)
+                stack.extend(writes.get(target, ()))
+    return found
+
+
+def _written(node: fx.Node) -> list[fx.Node]:
+    """The nodes `node` writes to in place."""
+    first = node.args[0] if node.args and isinstance(node.args[0], fx.Node) else None
+    if node.op == "call_method":
+        name = str(node.target)
+        return [first] if first is not None and name.endswith("_") and not name.endswith("__") \
+            and name != "requires_grad_" else []
+    if node.op != "call_function":
+        return []
+    schema = getattr(node.target, "_schema", None)
+    if schema is not None:
+        return [a for a, arg in zip(node.args, schema.arguments)
+                if isinstance(a, fx.Node) and arg.alias_info is not None and arg.alias_info.is_write]
+    name = getattr(node.target, "__name__", "")
+    in_place = node.kwargs.get("inplace") is True or node.target in IN_PLACE_OPERATORS \
+        or (name.endswith("_") and not name.startswith("_") and getattr(node.target, "__module__", "") == "torch")
+    return [first] if in_place and first is not None else []
 
 
 def judged(answer: dict, outputs: list[str]) -> dict | None:

@@ -121,8 +121,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
     returns for its first check: kept, they would change the masked graph's kernels).
     `masked_first` (known_ops): nodes masked from the start, each the op of a bug found before;
     if the graph then passes, that bug is all it holds, known without confirming it again."""
-    bugs: list[Bug] = []
-    masked: set[str] = set(masked_first or ())
+    bugs, masked = [], set(masked_first or ())
     kernels_later: list = []  # the graphs whose kernels localization asks: sent behind the masked graph's check
     for _ in range(MAX_BUGS_PER_GRAPH):
         current = rebuild(gm, cut=masked, values=values, outputs=outputs) if masked else gm
@@ -145,6 +144,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 break
         with search.phases.timed("confirmation"):
             bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
+        bug.notes["masked"] = len(masked)  # found with other bugs' ops masked (cut_note)
         if bug.reproduced < bug.tries:
             ev.abandon()
             bugs.append(bug)  # not reproducible outside the script, or flaky: reported, not reduced
@@ -169,6 +169,18 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         kernels_later = [bug.small] + [gm] * (len(bugs) == 1)
         masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
     return bugs, ev
+
+
+def cut_note(bug: Bug) -> str | None:
+    """How the graph `bug` was found in differs from the script's own, if it does: other ops
+    masked (fed their eager values), a piece cut from the graph. A finding that reproduces only
+    there and not alone is likely an artifact of the cut (report rows say so)."""
+    where = []
+    if bug.notes.get("masked"):
+        where.append(f"with {bug.notes['masked']} ops of other bugs masked (fed their eager values)")
+    if bug.notes.get("piece"):
+        where.append(f"in a piece cut from graph {bug.graph} ({bug.notes['piece']})")
+    return " and ".join(where) or None
 
 
 def _known_again(masked_first: dict | None, index: int, search: BugSearch) -> None:

@@ -13,6 +13,7 @@ from rich.text import Text
 from compiler.rungs import RUNG_WORDS
 from minifier.blame.render import blame_lines
 from minifier.report import numerics
+from minifier.report.rows import finding_counts, findings_line
 from minifier.reduce.graph_edit import op_nodes
 
 
@@ -72,7 +73,7 @@ def print_summary(report: dict, console: Console) -> None:
                                 title=f"bug {number}: minimized graph"))
         console.print(_bug_table(bug, report, number, len(bugs)))
     totals = _Rows()
-    totals.add_row("bugs", str(len(bugs)))
+    totals.add_row("findings", findings_line(report.get("findings") or finding_counts(bugs)))
     totals.add_row("compiles", f"{report['compiles']} (cache hits {report['cache_hits']}, "
                                f"worker restarts {report['worker_restarts']})")
     to_repro = f", verified repro after {report['seconds_to_repro']:.1f} s" if report.get("seconds_to_repro") else ""
@@ -217,8 +218,12 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
         table.add_row("repro", Text.assemble(f"{bug['repro']}  ", (f"{state}{bug.get('verify_line') or ''}",
                                                                   "green" if ok else "red")))
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
+    if bug.get("unverified"):
+        table.add_row("not reproduced", Text(bug["unverified"], style="red"))
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
     if bug.get("same_cause_as"):
         table.add_row("cause", f"blamed on the same part as bug {bug['same_cause_as']}: likely one bug, two repros")
-    return Panel(table, title=f"bug {number} of {count}", border_style="green" if ok else "red")
+    title = f"{'finding' if bug.get('unverified') else 'bug'} {number} of {count}"
+    return Panel(table, title=title + (": not reproduced" if bug.get("unverified") else ""),
+                 border_style="green" if ok else "red")

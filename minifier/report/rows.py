@@ -24,3 +24,37 @@ def graph_row(g) -> dict:
             "kind": (g.failure or {}).get("kind")
             or (verdict.get("kind") if verdict.get("status") == "invalid" else None),
             "message": (g.failure or {}).get("message"), "verdict": verdict.get("status"), "note": note}
+
+
+def run_status(rows: list[dict]) -> str:
+    """"reproduced" when at least one repro verified (or none was asked to, --no-verify): a finding
+    whose repro did not verify is reported as such, and never hides a verified one."""
+    repros = [r for r in rows if "repro" in r]
+    return "reproduced" if any(r.get("verified") is not False for r in repros) else "repro_failed"
+
+
+def mark_unverified(rows: list[dict], cut_notes: list[str | None]) -> None:
+    """Each row without a verified repro gets `unverified`: why (its repro did not reproduce in a
+    fresh process, or it was never reduced), and, from `cut_notes` (one per row), when it was found
+    only with other ops masked or in a piece cut from the graph (likely an artifact of the cut)."""
+    for row, cut in zip(rows, cut_notes):
+        if row.get("verified") is True or ("repro" in row and row.get("verified") is None):
+            continue
+        why = (f"its repro did not reproduce in a fresh process ({row.get('verify_line') or 'no verdict'})"
+               if "repro" in row else f"not reduced: it reproduced {row.get('reproduced')} of its replays")
+        row["unverified"] = why + (f"; found only {cut}, so likely an artifact of that cut" if cut else "")
+
+
+def finding_counts(rows: list[dict]) -> dict:
+    """How many findings the run reports, how many a verified repro stands behind, how many not."""
+    verified = sum(1 for r in rows if r.get("verified") is True)
+    unverified = sum(1 for r in rows if "unverified" in r)
+    return {"findings": len(rows), "verified": verified, "not_reproduced": unverified}
+
+
+def findings_line(counts: dict) -> str:
+    """`3 findings: 1 verified, 2 not reproduced`."""
+    n = counts["findings"]
+    line = f"{n} finding{'s' * (n != 1)}: {counts['verified']} verified, {counts['not_reproduced']} not reproduced"
+    unchecked = n - counts["verified"] - counts["not_reproduced"]
+    return line + (f", {unchecked} not checked (--no-verify)" if unchecked else "")
