@@ -14,7 +14,6 @@ import torch.fx as fx
 
 from compiler import gpu_gate
 from compiler.context import graph_modes
-from compiler.signature import rung_of
 from compiler.stages import CompileSpec
 from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.blame.render import blame_markdown
@@ -28,8 +27,8 @@ from minifier.program.stage import eager_first, nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
 from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
 from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
-from minifier.reduce.graph_edit import op_label, op_nodes
 from minifier.report import html as html_report
+from minifier.report.bug_row import bug_row
 from minifier.report.rows import finding_counts, graph_row, mark_unverified, run_status, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
 from minifier.stopped import StepsSeen, resume_line, write_stopped
@@ -321,7 +320,7 @@ def _localize_while_verifying(session: Session, found: Found) -> tuple[list[dict
     localizing = side.submit(localize_all)
     rows = []
     for bug in found.bugs:
-        row = _bug_row(bug)
+        row = bug_row(bug)
         if bug.small is not None:
             row.update(found.verifications.row(bug))
         rows.append(row)
@@ -386,22 +385,6 @@ def _check_replayable(g: GraphRecord) -> None:
         raise UserError(f"graph {g.index} fails ({what}) under the custom backend {g.record['spec']['backend']!r}, "
                         f"which minify cannot rebuild outside the script; pass the backend by its registered name",
                         EXIT_NOT_REPRODUCED)
-
-
-def _bug_row(bug: Bug) -> dict:
-    row = {"failing_graph": bug.graph, "also_in_graphs": bug.also_in, "stage": bug.stage,
-           "inductor_bug": bug.stage == "inductor",
-           "failure": {"kind": bug.kind, "rung": rung_of(bug.signature), "signature": bug.signature,
-                       "message": bug.message,
-                       "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
-           "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
-           "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
-    if bug.notes.get("replay"):
-        row["replay"] = bug.notes["replay"]
-    if bug.small is not None:
-        row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)],
-                   passes=bug.notes.get("passes", {}))  # per pass: runs, compiles, successes
-    return row
 
 
 def _base_report(session: Session, capture: Capture, rows: list, evaluators: list) -> dict:
