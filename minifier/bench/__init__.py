@@ -17,7 +17,8 @@ says how the bug reaches its processes).
 script's own (minifier/bench/scale.py).
 
 Parts: cases.py (the manifests, the selection, a minify run), score.py (one answer against its
-entry, the totals), builtin.py (the built-in minifier), table.py (the table), scale.py and
+entry, the totals), builtin.py (the built-in minifier), table.py (the table), markdown.py (the
+README's table under a line naming date, commit, machine and torch: `--markdown`), scale.py and
 memory.py (the scale benchmark and the peak memory of a process tree).
 """
 from __future__ import annotations
@@ -59,6 +60,9 @@ def parser() -> argparse.ArgumentParser:
                                                    "activations, which minify records, grow with them")
     p.add_argument("--builtin-sizes", type=_sizes, help="--scale --vs-builtin: the sizes the built-in runs at "
                                                          "(default 48)")
+    p.add_argument("--markdown", action="store_true",
+                   help="also print the table as the README holds it, under a line naming the date, commit, "
+                        "machine and torch version")
     p.add_argument("--fresh-cache", action="store_true",
                    help="give each tool, on each case, its own empty Inductor cache that one untimed run of "
                         "the script has filled (as a user's is); otherwise both share the machine's warm cache")
@@ -109,6 +113,10 @@ def main(argv: list[str]) -> int:
             rows.append(run_case(case, ns, console))
         _write_json(ns.json, rows, ns, devices)  # after every case: a long run interrupted still leaves results
     print_table(rows, Console(width=max(Console().width, 160)), ns.vs_builtin)
+    if ns.markdown:
+        from minifier.bench.markdown import markdown, run_facts
+
+        print(markdown(rows, run_facts(devices), ns.vs_builtin, _builtin_flags(ns)))
     totals = summary(rows)
     console.print(f"correct {totals['correct']}/{totals['scored']} scored cases "
                   f"({totals['programs_correct']}/{totals['programs']} foreign programs); "
@@ -145,6 +153,12 @@ def run_case(case: dict, ns: argparse.Namespace, console) -> Row:
     return row
 
 
+def _builtin_flags(ns: argparse.Namespace) -> str:
+    """How the built-in ran, as the bench's own options say it."""
+    return "minify bench --vs-builtin" + (" --no-isolate" if ns.no_isolate else "") + (
+        " --fresh-cache" if ns.fresh_cache else "")
+
+
 def _cuda_available() -> bool:
     import torch
 
@@ -156,8 +170,10 @@ def _write_json(path: Path, rows: list[Row], ns, devices: list[str]) -> None:
 
     path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
+    from minifier.bench.markdown import run_facts
+
     gpu = {"gpu": torch.cuda.get_device_name()} if "cuda" in devices and torch.cuda.is_available() else {}
-    data = {"torch": torch.__version__, "device": devices[0] if len(devices) == 1 else devices, **gpu,
+    data = {**run_facts(devices), "torch": torch.__version__, "device": devices[0] if len(devices) == 1 else devices, **gpu,
             "vs_builtin": ns.vs_builtin, "no_isolate": ns.no_isolate,
             "fresh_cache": ns.fresh_cache,
             "summary": summary(rows), "cases": [asdict(r) | {"correct": r.correct} for r in rows]}

@@ -7,7 +7,13 @@ process and the sub-processes it starts must see the bug too: a bug planted thro
 a sitecustomize.py on the PYTHONPATH of every built-in step after the dump run (which plants them
 itself), standing in for a bug inside the installed torch. Bugs set through Inductor's own test
 knobs (inject_relu_bug_TESTING_ONLY) travel in the launcher's config anyway. A foreign program
-(kind `none`) has no repro level: nothing fails, so there is nothing for the built-in to minify."""
+(kind `none`) has no repro level: nothing fails, so there is nothing for the built-in to minify.
+
+The launcher runs as torch's own fix of it writes it (`fair_launcher`): torch 2.11 (the GPU
+machines') copies the dump run's TORCHDYNAMO_REPRO_AFTER/LEVEL into the launcher, so `minify
+--no-isolate` compiled every candidate under the dump hook again and stopped with "Input graph did
+not fail the tester"; torch 2.13 writes `os.environ.pop` for them instead. The lines dropped are
+in `launcher_fixed`; when the built-in fails, `failure` says at which step and why."""
 from __future__ import annotations
 
 import json
@@ -25,6 +31,26 @@ ATEN_NAMES = {"and_": ["bitwise_and", "logical_and"], "truediv": ["div"], "floor
               "mean": ["mean", "sum"], "layer_norm": ["native_layer_norm", "var_mean", "rsqrt"],
               "gelu": ["gelu", "erf"], "silu": ["silu", "sigmoid"], "hardswish": ["hardswish", "clamp"],
               "embedding": ["embedding", "index"], "amax": ["amax", "max"], "mul": ["mul"]}
+
+
+REPRO_ENV = ("TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+_SETS_REPRO_ENV = re.compile(r"^os\.environ\[['\"](TORCHDYNAMO_REPRO_(?:AFTER|LEVEL))['\"]\]\s*=.*$", re.M)
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)\b:?.*$", re.M)
+
+
+def fair_launcher(text: str) -> tuple[str, list[str]]:
+    """The launcher's text with each line that re-sets a repro variable replaced by the `pop` that
+    torch 2.13 writes there; and the variables it dropped."""
+    dropped = _SETS_REPRO_ENV.findall(text)
+    return _SETS_REPRO_ENV.sub(lambda m: f"os.environ.pop({m.group(1)!r}, None)  # minify bench: as torch 2.13 "
+                                         "writes it", text), dropped
+
+
+def failure_line(text: str) -> str:
+    """Why a built-in step failed, in one line: its last exception line, else its last line."""
+    found = _EXCEPTION_LINE.findall(text)
+    lines = text.strip().splitlines()
+    return (found[-1] if found else lines[-1] if lines else "").strip()[:200]
 
 
 def has_repro_level(case: dict) -> bool:
@@ -83,16 +109,14 @@ def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool
     launchers = sorted(folder.glob("torch_compile_debug/run_*/minifier/minifier_launcher.py"),
                        key=lambda p: p.stat().st_mtime)
     if not launchers:
-        result.update(outcome="no launcher written", seconds=round(dump_s, 1))
+        why = failure_line((folder / "dump.log").read_text(errors="replace")) if (folder / "dump.log").exists() else ""
+        result.update(outcome="no launcher written", failure=f"dump run wrote no launcher (rc {code}): {why}",
+                      seconds=round(dump_s, 1))
         return result
-    env = {**project_env([site]), **cache}
-    cmd = [sys.executable, str(launchers[-1]), "minify", *(["--no-isolate"] if no_isolate else [])]
-    code, minify_s, text = timed(cmd, folder, env, timeout, folder / "minify.log")
-    queries = re.findall(r"Made (\d+) queries", text)
-    result.update(minify_rc=code, minify_seconds=round(minify_s, 1), seconds=round(dump_s + minify_s, 1),
-                  queries=int(queries[-1]) if queries else None,
-                  outcome="ok" if code == 0 and queries else
-                  ("timed out" if code is None else text.strip().splitlines()[-1][:200] if text.strip() else f"rc {code}"))
+    env = {k: v for k, v in {**project_env([site]), **cache}.items() if k not in REPRO_ENV}
+    result.update(minify_step(launchers[-1], env, no_isolate, timeout))
+    result["seconds"] = round(dump_s + result["minify_seconds"], 1)
+    code = result["minify_rc"]
     repro = folder / "repro.py"
     if code == 0 and repro.exists():
         ops = repro_ops(repro)
@@ -100,4 +124,23 @@ def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool
         rcode, _, _ = timed([sys.executable, str(repro)], folder, env, timeout, folder / "repro.log")
         result.update(ops_after=len(ops), ops=ops, culprit_ok=bool(names & set(ops)),
                       reproduces=rcode is not None and rcode != 0)
+    return result
+
+
+def minify_step(launcher: Path, env: dict, no_isolate: bool, timeout: float) -> dict:
+    """`python minifier_launcher.py minify [--no-isolate]` on the fair launcher, without the repro
+    variables in its environment either; what it said."""
+    text, dropped = fair_launcher(launcher.read_text())
+    launcher.write_text(text)
+    env = {k: v for k, v in env.items() if k not in REPRO_ENV}
+    folder = launcher.parents[3]
+    cmd = [sys.executable, str(launcher), "minify", *(["--no-isolate"] if no_isolate else [])]
+    code, seconds, log = timed(cmd, folder, env, timeout, folder / "minify.log")
+    queries = re.findall(r"Made (\d+) queries", log)
+    ok = code == 0 and bool(queries)
+    result = {"launcher_fixed": dropped, "minify_rc": code, "minify_seconds": round(seconds, 1),
+              "queries": int(queries[-1]) if queries else None,
+              "outcome": "ok" if ok else "timed out" if code is None else failure_line(log) or f"rc {code}"}
+    if not ok:
+        result["failure"] = f"minify step {'timed out' if code is None else f'rc {code}'}: {failure_line(log)}"
     return result

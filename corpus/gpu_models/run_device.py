@@ -1,0 +1,150 @@
+"""Run minify on the GPU model cases of manifest.json, one after another, within a deadline.
+
+    PYTHONPATH=.:TRANSFORMERS_DIR python corpus/gpu_models/run_device.py --out DIR --work DIR
+        [--deadline S] [--first NAME] [--only a,b] [--skip a,b]
+
+Order: the first device-assert case alone first (a safety check: the GPU must still answer after
+it), then rounds that give every model and mode one plant before any gets a second, the kinds
+rotated. Per (model, mode) the script alone is timed once (no bug planted). After every minify run
+a fresh process must still reach the GPU; if it cannot, or nvidia-smi asks for a reset, the runner
+stops at once. Each run's summary is one line of OUT/results.jsonl (its log in OUT/runner.log);
+minify's output folders go to WORK/minify/, and each run's report.json, repro.py and issue.md to
+WORK/runs/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("accuracy", "compile_error", "device_assert")
+HEALTH = "import torch; torch.ones(1, device='cuda').sum().item(); print('ok')"
+
+
+def ordered(cases: list[dict], first: str | None = None) -> list[dict]:
+    """One device assert first (`first`, else the first in the rounds), then rounds: each (model,
+    mode) once a round, the kind rotated."""
+    models = list(dict.fromkeys(c["script"] for c in cases))
+    by_key = {(c["script"], c["mode"], c["kind"]): c for c in cases}
+    order = []
+    for r in range(len(KINDS)):
+        for mode in ("inference", "training"):
+            for i, script in enumerate(models):
+                kind = KINDS[(i + r + (mode == "training")) % len(KINDS)]
+                if (script, mode, kind) in by_key:
+                    order.append(by_key[(script, mode, kind)])
+    head = next((c for c in order if c["name"] == first or (first is None and c["kind"] == "device_assert")), None)
+    return ([head] if head else []) + [c for c in order if c is not head]
+
+
+def gpu_health() -> dict:
+    """A fresh process reaches the GPU, and nvidia-smi does not ask for a reset."""
+    start = time.time()
+    try:
+        p = subprocess.run([sys.executable, "-c", HEALTH], capture_output=True, text=True, timeout=90)
+        ok, text = p.returncode == 0 and "ok" in p.stdout, (p.stdout + p.stderr).strip()[-300:]
+    except subprocess.TimeoutExpired:
+        ok, text = False, "health check timed out after 90 s"
+    try:
+        smi = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        smi = f"nvidia-smi: {exc}"
+    if "requires reset" in smi.lower() or "No CUDA GPUs" in text:
+        ok = False
+    return {"ok": ok, "seconds": round(time.time() - start, 1), "detail": "" if ok else text + " | " + smi[-300:]}
+
+
+def script_alone(case: dict, log) -> float | None:
+    start = time.time()
+    p = subprocess.run([sys.executable, str(HERE / case["script"]), *case["args"]], capture_output=True, text=True,
+                       timeout=300)
+    log.write(f"script alone {case['script']} {case['args']}: rc {p.returncode} {p.stdout.strip()[-200:]} "
+              f"{p.stderr.strip()[-300:] if p.returncode else ''}\n")
+    return round(time.time() - start, 1) if p.returncode == 0 else None
+
+
+def summary(case: dict, out: Path, code: int | None, wall: float) -> dict:
+    report = out / "report.json"
+    d = json.loads(report.read_text()) if report.exists() else {}
+    bugs = [{"ops": b.get("ops"), "verified": b.get("verified"), "kind": (b.get("failure") or {}).get("kind"),
+             "stage": b.get("stage"), "graph": b.get("failing_graph"), "part": b.get("part")}
+            for b in d.get("bugs", [])]
+    first = bugs[0] if bugs else {}
+    return {"name": case["name"], "model": case["model"], "mode": case["mode"], "plant": case["inject"],
+            "exit": code, "status": d.get("status"), "wall": round(wall, 1), "compiles": d.get("compiles"),
+            "ops": first.get("ops"), "verified": first.get("verified"),
+            "expected_op_found": bool(set(first.get("ops") or []) & set(case["expected_ops"])),
+            "bugs": bugs, "minify_gpu_health": d.get("gpu_health")}
+
+
+def run_one(case: dict, root: Path, max_time: float, log) -> dict:
+    """minify on one case, its bug planted with --inject; the summary of its report."""
+    out = root / "minify" / case["name"]
+    cmd = [sys.executable, "-m", "minifier", str(HERE / case["script"]), "-o", str(out), "--inject", case["inject"],
+           "--max-time", str(int(max_time)), "--force", "--", *case["args"]]
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_time + 30)
+        code, text = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, text = None, f"timed out: {exc}"
+    row = summary(case, out, code, time.time() - start)
+    log.write(f"== {case['name']} exit {code} in {row['wall']} s\n{text[-1500:]}\n")
+    keep = root / "runs" / case["name"]
+    keep.mkdir(parents=True, exist_ok=True)
+    for name in ("report.json", "repro.py", "issue.md"):
+        if (out / name).exists():
+            shutil.copy(out / name, keep / name)
+    return row
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="run_device.py")
+    p.add_argument("--out", type=Path, required=True, help="results.jsonl and runner.log")
+    p.add_argument("--work", type=Path, required=True, help="minify's output folders")
+    p.add_argument("--first", help="the case to run first (default: the first device assert)")
+    p.add_argument("--skip", default="", help="comma-separated case names not to run")
+    p.add_argument("--deadline", type=float, default=480.0, help="seconds from start; no run starts after")
+    p.add_argument("--only", help="comma-separated case names, in this order")
+    p.add_argument("--max-time", type=float, default=150.0, help="minify --max-time per run")
+    p.add_argument("--no-alone", action="store_true", help="do not time the script alone (saves its compile)")
+    ns = p.parse_args(argv)
+    cases = json.loads((HERE / "manifest.json").read_text())
+    if ns.only:
+        named = {c["name"]: c for c in cases}
+        cases = [named[n] for n in ns.only.split(",")]
+    else:
+        cases = ordered(cases, ns.first)
+    cases = [c for c in cases if c["name"] not in ns.skip.split(",")]
+    ns.out.mkdir(parents=True, exist_ok=True)
+    start, alone = time.time(), {}
+    with open(ns.out / "results.jsonl", "a") as results, open(ns.out / "runner.log", "a") as log:
+        for case in cases:
+            left = ns.deadline - (time.time() - start)
+            if left < 60:
+                log.write(f"deadline: {case['name']} and later not run\n")
+                break
+            key = (case["script"], case["mode"])
+            if key not in alone and not ns.no_alone:
+                alone[key] = script_alone(case, log)
+            row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
+            row["script_alone"] = alone.get(key)
+            row["gpu_after"] = gpu_health()
+            results.write(json.dumps(row) + "\n")
+            results.flush()
+            log.flush()
+            print(json.dumps({k: row[k] for k in ("name", "exit", "status", "ops", "verified", "wall", "script_alone")}
+                             | {"gpu_ok": row["gpu_after"]["ok"], "bugs": len(row["bugs"])}), flush=True)
+            if not row["gpu_after"]["ok"]:
+                print(f"STOP: the GPU does not answer after {case['name']}: {row['gpu_after']['detail']}", flush=True)
+                return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
