@@ -26,7 +26,8 @@ Other commands (each has --help):
   minify test-from REPRO_DIR DIR   write a pytest regression test from a repro folder
   minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
-  minify bench [--cases ...]       run the corpus and score the answers"""
+  minify bench [--cases ...]       run the corpus and score the answers
+  minify versions REPRO_DIR --torch 2.13,2.14   the torch versions the repro fails on (the window)"""
 
 EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
@@ -151,6 +152,7 @@ SUBCOMMANDS: dict[str, str] = {
     "bisect": "minifier.blame.command",
     "replay": "repro.replay",
     "test-from": "repro.testgen",
+    "versions": "minifier.versions.command",
 }
 
 
