@@ -50,7 +50,7 @@ def run_version(expected: Expected, spec: str, timeout: float, index_url: str | 
     try:
         python: Python = python_for(spec, index_url, installer, say)
     except CannotInstall as exc:
-        return VersionRun(spec, None, CANNOT_RUN, f"cannot install: {exc}", time.perf_counter() - start)
+        return VersionRun(spec, None, CANNOT_RUN, str(exc), time.perf_counter() - start)
     say(f"torch {python.torch}: running {expected.folder / REPRO}")
     outcome, why, seconds = run_repro(expected, python.executable, timeout)
     return VersionRun(spec, python.torch, outcome, why, seconds, python.where)
