@@ -26,8 +26,7 @@ Other commands (each has --help):
   minify test-from REPRO_DIR DIR   write a pytest regression test from a repro folder
   minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
-  minify bench [--cases ...]       run the corpus and score the answers
-  minify versions REPRO_DIR --torch 2.13,2.14   the torch versions the repro fails on (the window)"""
+  minify bench [--cases ...]       run the corpus and score the answers"""
 
 EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
@@ -205,8 +204,7 @@ def _no_space(folder: Path) -> bool:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else ""
+    return (str(exc).strip().splitlines() or [""])[0][:200]
 
 
 def _write_error(exc: OSError) -> str:
