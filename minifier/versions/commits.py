@@ -42,7 +42,13 @@ class Bisection:
 
 def commit_range(checkout: Path, good: str, bad: str) -> list[str]:
     """The commits after `good` up to `bad`, oldest first; ValueError in one line."""
-    good_sha, bad_sha = (git(checkout, "rev-parse", "--verify", "--quiet", f"{c}^{{commit}}").strip() for c in (good, bad))
+    shas = []
+    for name, commit in (("--good", good), ("--bad", bad)):
+        try:
+            shas.append(git(checkout, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip())
+        except ValueError:
+            raise ValueError(f"{name} {commit}: no such commit in {checkout}") from None
+    good_sha, bad_sha = shas
     commits = git(checkout, "rev-list", "--reverse", "--ancestry-path", f"{good_sha}..{bad_sha}").split()
     if not commits:
         raise ValueError(f"--bad {bad} is not a later commit than --good {good} (no commits between them)")
