@@ -151,6 +151,7 @@ SUBCOMMANDS: dict[str, str] = {
     "bisect": "minifier.blame.command",
     "replay": "repro.replay",
     "test-from": "repro.testgen",
+    "versions": "minifier.versions.command",
 }
 
 
@@ -203,8 +204,7 @@ def _no_space(folder: Path) -> bool:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else ""
+    return (str(exc).strip().splitlines() or [""])[0][:200]
 
 
 def _write_error(exc: OSError) -> str:
