@@ -16,17 +16,17 @@ USAGE = """minify [options] SCRIPT [script args]
        minify [options] -m MODULE [module args]
        minify [options] path/test_x.py::test_y
 
-Run SCRIPT (an unmodified program that calls torch.compile; or a module as `python -m` runs it,
-or one pytest test, its own assertion the failure) under the full compiler, find the
-graph and stage that fail (compile error, crash, or numbers that differ from eager), reduce
-that graph to a minimal one and write a standalone repro.py with the real inputs beside it.
+Run SCRIPT (an unmodified program that calls torch.compile; a module as `python -m` runs it; one
+pytest test) under the full compiler, find the graph and stage that fail (compile error, crash, or
+numbers that differ from eager), reduce it and write a standalone repro.py with the real inputs.
 
 Other commands (each has --help):
   minify replay REPRO_DIR          rerun a repro folder, print the verdict and metrics
   minify test-from REPRO_DIR DIR   write a pytest regression test from a repro folder
   minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
-  minify bench [--cases ...]       run the corpus and score the answers"""
+  minify bench [--cases ...]       run the corpus and score the answers
+  minify versions REPRO_DIR --torch 2.13,2.14   which torch builds the repro fails on (the window)"""
 
 EXAMPLES = """examples:
   minify failing.py                        minify it; repro.py and the report go to minify-out/failing/
