@@ -138,6 +138,8 @@ def parser() -> argparse.ArgumentParser:
                    help="replay each graph on the workers while the script still runs (default: on with 4 "
                         "cores or more; off leaves the workers idle until the script ends)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the summary")
+    p.add_argument("--versions", metavar="LIST", help="then run the verified repro under these torch versions, "
+                   "e.g. 2.13,2.14 (as minify versions OUT --torch LIST does)")
     p.add_argument("--inject", action="append", default=[], metavar="SPEC",
                    help="plant a compiler bug before the script runs (repeatable), e.g. neg:accuracy:double, "
                         "lowering:sigmoid, decomposition:gelu, fusion:sigmoid+mul, reduction:sum:one, indexing")
@@ -316,7 +318,8 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
                 return result
         finally:
             launched.stop()
-            health = _gpu_health(launched, console)
+            from minifier.report.gpu_health import after_run  # on a GPU: does it still answer? (said if not)
+            health = after_run(launched.out, console)
         if health is not None:
             result.report["gpu_health"] = health
     except UserError as exc:
@@ -338,17 +341,13 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
     from minifier.report.console import print_summary
 
     print_summary(result.report, console)
+    if ns.versions and result.code == 0:  # the verified repro under other torch builds (minify versions)
+        from minifier.versions.after_run import versions_after_run
+        versions_after_run(launched.out, ns.versions)
     if result.report.get("stopped") == "interrupted":  # the reduction stopped at Ctrl-C; its best is written
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return exit_code()
     return result.code
-
-
-def _gpu_health(launched, console) -> dict | None:
-    """On a GPU: whether it still answers once every process of the run is gone (said plainly if not)."""
-    from minifier.report.gpu_health import after_run
-
-    return after_run(launched.out, console)
 
 
 def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):

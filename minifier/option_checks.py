@@ -29,6 +29,13 @@ def bad_option(ns: argparse.Namespace) -> str | None:
             bad = bad_number(getattr(ns, attribute), flag, positive)
             if bad:
                 return bad
+    if getattr(ns, "versions", None):
+        from minifier.versions.specs import parse_specs
+
+        try:
+            parse_specs(ns.versions)
+        except ValueError as exc:
+            return str(exc).replace("--torch", "--versions", 1)
     if ns.emit_test is not None and ns.emit_test.exists() and not ns.emit_test.is_dir():
         return f"--emit-test {ns.emit_test}: not a folder"
     return _bad_inject(ns.inject, _holds_a_run(ns)) if ns.inject else None

@@ -60,6 +60,8 @@ CASES = [
     _c("timeout zero", f"{S} {O} --timeout 0", "--timeout 0.0: must be greater than zero"),
     _c("timeout negative", f"{S} {O} --timeout -3", "--timeout -3.0"),
     _c("timeout not a number", f"{S} {O} --timeout soon", "invalid float value: 'soon'"),
+    _c("versions not a version", f"{S} {O} --versions 2.x", "--versions 2.x: not a torch version"),
+    _c("versions reversed range", f"{S} {O} --versions 2.14-2.11", "--versions"),
     _c("inject bad kind", f"{S} {O} --inject neg:bogus", "bad --inject 'neg:bogus'"),
     _c("inject bad form", f"{S} {O} --inject neg:accuracy:sideways", "bad --inject"),
     _c("ignore unknown check", f"{S} {O} --ignore everything", "everything"),
