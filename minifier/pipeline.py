@@ -75,6 +75,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # --max-time counts from the run's start: the capture is part of it
     deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
     session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
+    getattr(ui, "watch", lambda session: None)(session)  # a progress display counts the workers' checks
     if wanted(opts.early_checks, cores(), gpu_gate.enabled()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
     ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
