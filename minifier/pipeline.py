@@ -372,7 +372,7 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
 
 def _write_outputs(session: Session, report: dict, localized: list, evaluators: list[Evaluator]) -> None:
     write_report(session.out, report)
-    html_report.write_html(session.out, report, localized)
+    html_report.write_html(session.out, report, localized, session.pool.timeline)
     for i, ev in enumerate(evaluators):
         (session.work / f"candidates-{i}.json").write_text(json.dumps(ev.log, indent=1))
 

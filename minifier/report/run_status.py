@@ -15,7 +15,6 @@ from minifier.report.live import status_text
 REDUCING = re.compile(r"graph (\d+): reducing (\d+) ops")
 PASS_KEPT = re.compile(r"^\s+(\w+): (\d+) ops left")
 NOT_CHECKS = {"warmup", "capture"}  # timeline rows that are no question a worker answered
-PHASE_WIDTH = 70
 
 
 class RunStatus:
@@ -37,7 +36,7 @@ class RunStatus:
             return
         if step.startswith(" "):  # a detail of the step before (blame's experiments): the phase stays
             return
-        self.phase = step if len(step) <= PHASE_WIDTH else step[:PHASE_WIDTH - 1] + "\u2026"
+        self.phase = step  # the line is cut to the terminal's width where it is drawn
         reducing = REDUCING.search(step)
         if reducing:
             self.size, self.kept_by = (int(reducing.group(2)), int(reducing.group(2))), ""
