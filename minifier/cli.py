@@ -364,7 +364,6 @@ def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
 
     with ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start, launched=launched) as ui:
         from minifier.pipeline import run  # torch: seconds, while the status line ticks
-
         return run(opts, ui, launched)
 
 
