@@ -379,9 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         errors.print(f"[bold red]minify fuzz:[/bold red] cannot write to {escape(str(work))}: {exc.strerror}",
                      highlight=False)
         return EXIT_CANNOT_WRITE
+    terminals = console.is_terminal, errors.is_terminal  # asked once diverted, the answer is the log's: no
     with diverted_output(opts.out.resolve() / f"{record_name(opts)}.log") as (stdout, stderr):
-        console = Console(file=stdout, force_terminal=console.is_terminal, width=console.width)
-        errors = Console(file=stderr, force_terminal=errors.is_terminal, width=errors.width)
+        console = Console(file=stdout, force_terminal=terminals[0], width=console.width)
+        errors = Console(file=stderr, force_terminal=terminals[1], width=errors.width)
         try:
             result = fuzz(opts, errors)
         except KeyboardInterrupt:
