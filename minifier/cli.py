@@ -358,12 +358,12 @@ def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
     if bad:
         console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False)
         return 2
-    from minifier.pipeline import run
     from minifier.report.console import ConsoleUI
     from minifier.report.terminal import wide_console
 
-    ui = ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start)
-    return run(opts, ui, launched)
+    with ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start, launched=launched) as ui:
+        from minifier.pipeline import run  # torch: seconds, while the status line ticks
+        return run(opts, ui, launched)
 
 
 def _interrupted(opts, launched) -> str:

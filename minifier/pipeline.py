@@ -75,6 +75,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     # --max-time counts from the run's start: the capture is part of it
     deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
     session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
+    getattr(ui, "watch", lambda session: None)(session)  # a progress display counts the workers' checks
     if wanted(opts.early_checks, cores(), gpu_gate.enabled()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
     ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
@@ -371,7 +372,7 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
 
 def _write_outputs(session: Session, report: dict, localized: list, evaluators: list[Evaluator]) -> None:
     write_report(session.out, report)
-    html_report.write_html(session.out, report, localized)
+    html_report.write_html(session.out, report, localized, session.pool.timeline)
     for i, ev in enumerate(evaluators):
         (session.work / f"candidates-{i}.json").write_text(json.dumps(ev.log, indent=1))
 

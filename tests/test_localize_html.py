@@ -109,3 +109,53 @@ def test_layout_edges_point_down_and_boxes_do_not_overlap():
     for spans in rows.values():
         spans.sort()
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def _crash_report(loc):
+    """A crash's report: nothing diverged, no node named; the repro kept one neg."""
+    for n in loc["nodes"]:
+        n["status"] = "input" if n["status"] == "input" else "unknown"
+        n["first_divergent"] = False
+    loc.update(first_divergent=[], kind="crash")
+    return {"status": "reproduced", "failing_graph": 3, "graphs": [{"index": 3, "nodes": 7, "failing": True}],
+            "failure": {"kind": "crash", "message": "process died: SIGABRT", "culprit": None},
+            "ops_before": 4, "ops_after": 1, "ops": ["neg"],
+            "passes": {"cut_at_divergence": {"runs": 2, "compiles": 1, "successes": 0},
+                       "shrink_shapes": {"runs": 2, "compiles": 3, "successes": 1}},
+            "blame": [{"what": "lowering", "finding": "falling back neg to ATen makes it pass"}]}
+
+
+def _outlined(svg):
+    return set(re.findall(r'id="g3-node-(\w+)"><title>[^<]*</title><rect [^>]*stroke="#b00020"', svg))
+
+
+def test_the_culprit_is_marked_for_a_crash_and_for_an_accuracy_failure():
+    loc = _localization()
+    accuracy = {"status": "reproduced", "failing_graph": 3, "ops": ["neg"], "ops_before": 4, "ops_after": 1,
+                "failure": {"kind": "accuracy", "message": "differs", "culprit": "neg"}, "graphs": []}
+    assert _outlined(html_report.render(accuracy, [loc])) == {"neg"}
+    crash_loc = _localization()
+    page = html_report.render(_crash_report(crash_loc), [crash_loc])
+    assert _outlined(page) == {"neg"}  # the op the repro kept, the graph's only neg
+    assert re.search(r'id="g3-node-neg">.*?fill="#ffd27a"', page, re.S)
+    assert "the culprit (outlined in red): <b>neg</b>" in page
+
+
+def test_reduction_blame_and_timeline_sections():
+    loc = _localization()
+    timeline = [{"op": "warmup", "worker": "worker-0", "start": 0.1, "seconds": 0.2, "status": "ready"},
+                {"op": "capture", "start": -5.0, "seconds": 9.0, "status": "ok"},
+                {"op": "check", "stage": "inductor", "worker": "worker-1", "start": 4.0, "seconds": 1.5,
+                 "status": "fail"},
+                {"op": "check", "stage": "eager", "worker": "worker-0", "start": 4.2, "seconds": 0.5, "status": "pass"}]
+    page = html_report.render(_crash_report(loc), [loc], timeline)
+    assert "<h2>Reduction</h2>" in page and "4 ops \u2192 1 (neg)" in page
+    assert re.search(r"<tr class=kept><td>shrink_shapes</td><td>2</td><td>3</td><td>1</td>", page)
+    assert "<h2>Blame</h2>" in page and "lowering: falling back neg to ATen makes it pass" in page
+    svg = page[page.index('<svg class="timeline"'):]
+    svg = svg[:svg.index("</svg>")]
+    assert svg.count('<rect class="job"') == len(timeline)
+    assert all(f">{lane}</text>" in svg for lane in ("capture", "worker-0", "worker-1"))
+    tags = Tags()
+    tags.feed(page)
+    assert not tags.errors and not tags.stack, (tags.errors, tags.stack)

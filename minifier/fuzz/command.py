@@ -22,6 +22,7 @@ from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, 
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
 from minifier.fuzz.cases import case_name, mark_duplicates, numerics_apart, reduce_failure, write_case
 from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
+from minifier.report.live import LiveLine
 from repro.one_line_parser import OneLineParser
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
@@ -130,29 +131,40 @@ def fuzz(opts: FuzzOptions, console) -> dict:
     from rich.markup import escape
 
     start = time.perf_counter()
-    out = opts.out.resolve()
-    record = record_name(opts)
     base = files_of(opts)  # a replay's own files go to OUT/replay/: the campaign's stay as they are
     work = base / "work"
     for stale in [work, base / "cases", base / "tests", *base.glob("bug-*")]:  # this folder is ours
         shutil.rmtree(stale, ignore_errors=True)
     work.mkdir(parents=True)
 
+    status = FuzzStatus(start)
+
     def say(text: str) -> None:
+        status.phase = text
         if not opts.quiet:
             console.print(f"[dim]{time.perf_counter() - start:7.1f}s[/dim] {escape(text)}", highlight=False)
+
+    with LiveLine(console, status.text) if not opts.quiet else contextlib.nullcontext():
+        return _fuzz(opts, console, say, status, start)
+
+
+def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -> dict:
+    """fuzz's body, under its status line."""
+    out, record, base = opts.out.resolve(), record_name(opts), files_of(opts)
 
     say(f"seed {opts.seed} (--seed {opts.seed} draws the same programs again)")
     say(f"starting the worker; what torch and its libraries print goes to {out / (record + '.log')}")
     for difference in differences(opts):
         say(f"replaying with {difference}")
-    runner = Runner(opts, work)
+    runner = Runner(opts, base / "work")
     campaign = Campaign(opts, runner, Masks.parse(opts.masks), say)
+    status.campaign = campaign
     try:
         failures = campaign.run()
     finally:
         runner.close()
     campaign_seconds = time.perf_counter() - start
+    status.campaign = None  # its counts are final: the line goes back to the step alone
     rows = [failure_row(i, f) for i, f in enumerate(failures, 1)]
     result = {"seed": opts.seed, "ops": opts.ops, "dtypes": opts.dtypes, "device": opts.device,
               "injections": opts.injections, "masks": opts.masks, "examples": campaign.generated,
@@ -175,6 +187,23 @@ def fuzz(opts: FuzzOptions, console) -> dict:
     write_json(out, result)
     write_findings_html(out, result)
     return result
+
+
+class FuzzStatus:
+    """The ticking line of a campaign: examples drawn, compiled, failing, findings, time left."""
+
+    def __init__(self, start: float):
+        self.start, self.phase, self.campaign = start, "starting the worker", None
+
+    def text(self):
+        from minifier.report.live import clock, status_text
+
+        c = self.campaign
+        counts = [] if c is None else [f"{c.generated} drawn", f"{c.runner.compiles} compiled",
+                                       f"{c.runner.statuses.get('fail', 0)} failing", f"{len(c.failures)} finding(s)"]
+        left = [] if c is None or c.deadline is None else \
+            [f"{clock(max(0.0, c.deadline - time.monotonic())).strip()} left"]
+        return status_text(self.start, counts + left + [self.phase])
 
 
 @contextlib.contextmanager
@@ -350,9 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         errors.print(f"[bold red]minify fuzz:[/bold red] cannot write to {escape(str(work))}: {exc.strerror}",
                      highlight=False)
         return EXIT_CANNOT_WRITE
+    terminals = console.is_terminal, errors.is_terminal  # asked once diverted, the answer is the log's: no
     with diverted_output(opts.out.resolve() / f"{record_name(opts)}.log") as (stdout, stderr):
-        console = Console(file=stdout, force_terminal=console.is_terminal, width=console.width)
-        errors = Console(file=stderr, force_terminal=errors.is_terminal, width=errors.width)
+        console = Console(file=stdout, force_terminal=terminals[0], width=console.width)
+        errors = Console(file=stderr, force_terminal=terminals[1], width=errors.width)
         try:
             result = fuzz(opts, errors)
         except KeyboardInterrupt:

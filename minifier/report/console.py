@@ -11,31 +11,60 @@ from rich.table import Table
 from rich.text import Text
 
 from compiler.rungs import RUNG_WORDS
-from minifier.blame.render import blame_lines
 from minifier.report import numerics
+from minifier.report.live import LiveLine, is_live_terminal
 from minifier.report.rows import finding_counts, findings_line
-from minifier.reduce.graph_edit import op_nodes
+from minifier.report.run_status import RunStatus
 
 
 class ConsoleUI:
-    def __init__(self, console: Console | None = None, quiet: bool = False, start: float | None = None):
+    """The run's progress: a timestamped line per step (what a log or a pipe gets, unchanged),
+    and on a terminal, while used as `with ConsoleUI(...) as ui:`, the output folder at once and
+    a status line under the steps that ticks: elapsed time, the step, graphs captured so far,
+    checks run, the size of the graph being reduced (minifier.report.live)."""
+
+    def __init__(self, console: Console | None = None, quiet: bool = False, start: float | None = None,
+                 launched=None):
         self.console = console or Console(stderr=True)
         self.quiet = quiet
         self.start = time.perf_counter() if start is None else start  # times shown are since the run began
+        self.launched = launched  # its output folder and work/capture, where the capture writes a folder per graph
+        self.status = RunStatus(self.start, None if launched is None else launched.work / "capture")
+        self.line = LiveLine(self.console, self.status.text) if not quiet and launched is not None else None
+
+    def __enter__(self) -> "ConsoleUI":
+        if self.line is not None and is_live_terminal(self.console):
+            log = self.launched.work / "minify.log"
+            self.console.print(Text.assemble(("minify", "bold"), " \u2192 ", (str(self.launched.out), "bold cyan"),
+                                             ("   (log: ", "dim"), (str(log), "dim"), (")", "dim")))
+            self.line.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.line is not None:
+            self.line.stop()
+
+    def watch(self, session) -> None:
+        """The run's shared state (minifier.workers.session): the status line counts its checks."""
+        self.status.session = session
 
     def _say(self, text: str) -> None:
         if not self.quiet:
             self.console.print(f"[dim]{time.perf_counter() - self.start:6.1f}s[/dim] {escape(text)}")
 
     def step(self, text: str) -> None:
+        self.status.heard(text)
         self._say(text)
 
     def capture_done(self, capture) -> None:
+        self.status.capture = capture
         failing = [str(g.index) for g in capture.failing]  # "failing: 0" read as a count: name the graphs
         named = f"graph{'s' * (len(failing) > 1)} {', '.join(failing)}" if failing else "none"
         self._say(f"captured {len(capture.graphs)} graph(s) in {capture.seconds:.1f}s; failing: {named}")
 
     def progress(self, pass_name: str, gm) -> None:
+        from minifier.reduce.graph_edit import op_nodes  # torch.fx: not before the run needs it
+
         self._say(f"  {pass_name}: {len(op_nodes(gm))} ops left")
 
 
@@ -220,6 +249,7 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
     if bug.get("unverified"):
         table.add_row("not reproduced", Text(bug["unverified"], style="red"))
+    from minifier.blame.render import blame_lines  # it imports torch: not before the summary needs it
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
     if bug.get("same_cause_as"):

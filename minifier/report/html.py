@@ -10,9 +10,11 @@ the mean position of what its nodes read (two sweeps), which keeps most edges sh
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
+from minifier.report import html_sections as sections
 from minifier.report import numerics
 
 NODE_H, LAYER_GAP, NODE_GAP, MARGIN = 34, 54, 14, 20
@@ -24,7 +26,7 @@ h3{font-size:15px;margin:18px 0 6px} table{border-collapse:collapse;font-size:13
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top} th{background:#f3f3f3}
 tr.failing td{background:#fdecec} .bad{color:#b00020;font-weight:600} .good{color:#1b7a33;font-weight:600}
 pre{background:#f7f7f7;border:1px solid #e2e2e2;padding:10px;overflow:auto;font-size:12px;max-height:520px}
-.svgbox{overflow:auto;border:1px solid #ddd;max-height:820px;background:#fff}
+.svgbox{overflow-x:auto;border:1px solid #ddd;background:#fff} tr.kept td{background:#fff6de}
 .legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #999;font-size:12px}
 details{margin:4px 0} details:target>summary,details.hit>summary{background:#fff3b0}
 summary{cursor:pointer;font-family:monospace;font-size:13px} code{font-size:12px}
@@ -47,7 +49,9 @@ def anchor(graph: int, kernel: str) -> str:
     return f"g{graph}-kernel-" + re.sub(r"[^A-Za-z0-9_-]", "-", kernel)
 
 
-def _color(node: dict) -> str:
+def _color(node: dict, kept: set[str] = frozenset()) -> str:
+    if node["name"] in kept and node["status"] != "diverges":
+        return sections.KEPT_FILL
     if node["status"] != "diverges":
         return STATUS_COLORS.get(node["status"], "#f4f4f4")
     severity = min(1.0, max(0.05, float(node["metrics"].get("mismatch_fraction") or 1.0)))
@@ -103,7 +107,8 @@ def _mean(values: list[float], default: float) -> float:
     return sum(values) / len(values) if values else default
 
 
-def graph_svg(loc: dict) -> str:
+def graph_svg(loc: dict, outlined: set[str] = frozenset(), kept: set[str] = frozenset()) -> str:
+    """The graph drawn: `outlined` nodes (the culprit) in red, `kept` (the repro's op kinds) filled."""
     nodes = [n for n in loc["nodes"]]
     boxes = layout(nodes)
     width = max((x + w for x, _, w in boxes.values()), default=200) + MARGIN
@@ -124,9 +129,9 @@ def graph_svg(loc: dict) -> str:
                          f'fill="none" stroke="#aaa" stroke-width="1" marker-end="url(#arrow)"/>')
     for n in nodes:
         x, y, w = boxes[n["name"]]
-        root = n.get("first_divergent")
-        stroke = 'stroke="#b00020" stroke-width="4"' if root else 'stroke="#777" stroke-width="1"'
-        box = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.0f}" height="{NODE_H}" rx="5" fill="{_color(n)}" {stroke}/>'
+        root = n.get("first_divergent") or n["name"] in outlined
+        stroke = sections.CULPRIT_STROKE if root else 'stroke="#777" stroke-width="1"'
+        box = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.0f}" height="{NODE_H}" rx="5" fill="{_color(n, kept)}" {stroke}/>'
                f'<text x="{x + w / 2:.1f}" y="{y + 14:.1f}" text-anchor="middle" font-weight="bold">{_e(n["name"])}</text>'
                f'<text x="{x + w / 2:.1f}" y="{y + 27:.1f}" text-anchor="middle" fill="#444">{_e(n["op"])}</text>')
         title = f"<title>{_e(_tooltip(n))}</title>"
@@ -227,7 +232,7 @@ def _program_section(report: dict) -> str:
             f"{'yes' if program.get('verified') else 'no'}.</p>{rungs}<pre>{code}</pre>")
 
 
-def _localization_section(loc: dict) -> str:
+def _localization_section(loc: dict, bugs: list[dict]) -> str:
     g = loc["graph"]
     if "error" in loc:
         return f"<h2>Graph {g}</h2><p class='muted'>Could not localize: {_e(loc['error'])}</p>"
@@ -241,8 +246,11 @@ def _localization_section(loc: dict) -> str:
     out.append('<p class="legend"><span style="background:#dbe9f6">input</span><span style="background:#cdebd3">'
                'matches eager</span><span style="background:hsl(0,75%,60%)">diverges (darker: more elements '
                'differ)</span><span style="background:#e6e6e6">not observed</span><span style="border:3px solid '
-               '#b00020">first divergent</span> Click a node for the kernel that computes it.</p>')
-    out.append(f'<div class="svgbox">{graph_svg(loc)}</div>')
+               '#b00020">culprit (first divergent, or the op the failure names)</span><span style="background:'
+               f'{sections.KEPT_FILL}">an op of the kind the repro kept</span> Click a node for the kernel that '
+               'computes it.</p>')
+    out.append(sections.culprit_line(loc, bugs))
+    out.append(f'<div class="svgbox">{graph_svg(loc, *sections.culprits(loc, bugs))}</div>')
     if loc["first_divergent"]:
         rows = [[f'<a href="#g{g}-node-{_e(d["name"])}">{_e(d["name"])}</a>', _e(d["op"]),
                  _e(", ".join(f"{k}={_fmt(v)}" for k, v in d["metrics"].items())), _e(_origin_text(d)),
@@ -289,16 +297,20 @@ def _repro_section(report: dict) -> str:
     return "\n".join(out)
 
 
-def render(report: dict, localizations: list[dict]) -> str:
-    body = ["<h1>minify report</h1>", _summary(report), _graphs_section(report), _interaction_section(report),
-            _program_section(report), numerics.html_section(report)]
-    body += [_localization_section(loc) for loc in localizations]
+def render(report: dict, localizations: list[dict], timeline: list[dict] | None = None) -> str:
+    body = ["<h1>minify report</h1>", _summary(report), sections.blame_section(report),
+            sections.reduction_section(report), sections.timeline_section(timeline), _graphs_section(report),
+            _interaction_section(report), _program_section(report), numerics.html_section(report)]
+    body += [_localization_section(loc, sections.bugs_of(report, loc["graph"])) for loc in localizations]
     body.append(_repro_section(report))
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>minify report</title>"
             f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>{''.join(body)}</body></html>")
 
 
-def write_html(out: Path, report: dict, localizations: list[dict]) -> Path:
+def write_html(out: Path, report: dict, localizations: list[dict], timeline: list[dict] | None = None) -> Path:
+    """OUT/report.html; the timeline's rows are the pool's (work/timeline.json where none are given)."""
     path = out / "report.html"
-    path.write_text(render(report, localizations), encoding="utf-8")
+    if timeline is None and (out / "work" / "timeline.json").exists():
+        timeline = json.loads((out / "work" / "timeline.json").read_text())
+    path.write_text(render(report, localizations, timeline), encoding="utf-8")
     return path
