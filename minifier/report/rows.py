@@ -37,12 +37,12 @@ def mark_unverified(rows: list[dict], cut_notes: list[str | None]) -> None:
     """Each row without a verified repro gets `unverified`: why (its repro did not reproduce in a
     fresh process, or it was never reduced), and, from `cut_notes` (one per row), when it was found
     only with other ops masked or in a piece cut from the graph (likely an artifact of the cut)."""
-    for row, cut in zip(rows, cut_notes):
+    for row, how in zip(rows, cut_notes):
         if row.get("verified") is True or ("repro" in row and row.get("verified") is None):
             continue
         why = (f"its repro did not reproduce in a fresh process ({row.get('verify_line') or 'no verdict'})"
                if "repro" in row else f"not reduced: it reproduced {row.get('reproduced')} of its replays")
-        row["unverified"] = why + (f"; found only {cut}, so likely an artifact of that cut" if cut else "")
+        row["unverified"] = why + (f"; found only {how}, so likely an artifact of that cut" if how else "")
 
 
 def finding_counts(rows: list[dict]) -> dict:
