@@ -136,8 +136,11 @@ def storage_overrun(t) -> int:
     as_strided over a buffer Inductor made smaller) reads other memory, different on every run."""
     if t.layout != torch.strided or not t.numel() or t.device.type == "meta" or is_zero_tensor(t):
         return 0
-    last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
-    return max(0, (last + 1) * t.element_size() - t.untyped_storage().nbytes())
+    try:  # a wrapper subclass (DTensor, TwoTensor) has no storage of its own to read
+        last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+        return max(0, (last + 1) * t.element_size() - t.untyped_storage().nbytes())
+    except (RuntimeError, NotImplementedError):
+        return 0
 
 
 def _fail(m, rung, why):
