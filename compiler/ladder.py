@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import torch
 
+from compiler.tensor_kinds import is_zero_tensor
+
 # dtype -> (atol, rtol, rmse multiplier)
 TOLERANCES = {
     torch.float64: (1e-7, 1e-7, 2.0),
@@ -128,6 +130,19 @@ def same_bits(e, a) -> bool:
     return torch.equal(e.view(ints), a.view(ints))
 
 
+def storage_overrun(t) -> int:
+    """Bytes a strided tensor's view reaches past the end of its storage (0: within it). Eager
+    never returns such a view (as_strided checks its bounds); a compiled one that does (an
+    as_strided over a buffer Inductor made smaller) reads other memory, different on every run."""
+    if t.layout != torch.strided or not t.numel() or t.device.type == "meta" or is_zero_tensor(t):
+        return 0
+    try:  # a wrapper subclass (DTensor, TwoTensor) has no storage of its own to read
+        last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+        return max(0, (last + 1) * t.element_size() - t.untyped_storage().nbytes())
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
 def _fail(m, rung, why):
     m.update(ok=False, rung=rung, why=why)
     return m
@@ -142,6 +157,11 @@ def compare_tensor(name, expected, actual, reference, judging: Judging = Judging
     if actual.shape != expected.shape or actual.dtype != expected.dtype or actual.device != expected.device:
         return _fail(m, "meta", f"shape/dtype/device {list(actual.shape)}/{actual.dtype}/{actual.device} != eager's "
                                 f"{list(expected.shape)}/{expected.dtype}/{expected.device}")
+    overrun = storage_overrun(actual)
+    if overrun and not storage_overrun(expected):  # its values are whatever lies past the end: never read them
+        return _fail(m, "meta", f"a view that reaches {overrun} bytes past the end of its storage "
+                                f"({actual.untyped_storage().nbytes()} bytes; strides {tuple(actual.stride())}, "
+                                f"offset {actual.storage_offset()}): it reads memory it does not own")
     e, a = expected.detach(), actual.detach()
     r = reference.detach() if reference is not None and reference.shape == e.shape else None
     if r is not None and r.device != e.device:

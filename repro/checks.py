@@ -110,6 +110,11 @@ def _rung_check(out: Lines, rung: str, info: ReproInfo, facts: Facts, small: boo
     if rung == "meta":
         out.add("if (a.shape, a.dtype, a.device) != (e.shape, e.dtype, e.device):")
         report('shape/dtype/device {tuple(a.shape)}/{a.dtype}/{a.device}, eager\'s {tuple(e.shape)}/{e.dtype}/{e.device}')
+        out.add("end = lambda t: (t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) "
+                "* t.element_size() if t.numel() else 0  # bytes its view reaches",
+                "if end(a) > a.untyped_storage().nbytes() and end(e) <= e.untyped_storage().nbytes():")
+        report("a view of {end(a)} bytes over a storage of {a.untyped_storage().nbytes()}: it reads memory it "
+               "does not own")
     elif rung == "nan_inf":
         out.add("bad = (a.isnan() != e.isnan()) | (a.isposinf() != e.isposinf()) | (a.isneginf() != e.isneginf())",
                 "if bad.any():")

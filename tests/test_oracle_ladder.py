@@ -40,6 +40,19 @@ def test_meta_rung_compiled_returns_another_dtype():
     assert "dtype" in fails_on(outcome, "meta").message
 
 
+def as_strided_over_a_repeat(x):  # issue 197431: Inductor makes full[:, ::2] a 3-element buffer of its own
+    full = x.repeat((3, 2))
+    return torch.as_strided(full[:, ::2], (3, 2), (2, 1))
+
+
+def test_meta_rung_a_view_past_the_end_of_its_storage_issue_197431():
+    # Compiled returns a (3, 2) view over 12 bytes: its values are whatever memory lies past the
+    # end, so judging them gave a different answer each run (or raised in the ladder itself)
+    outcomes = [judge(as_strided_over_a_repeat, [torch.randn(1, 1)]) for _ in range(3)]
+    assert all("past the end of its storage" in fails_on(o, "meta").message for o in outcomes)
+    assert len({o.signature for o in outcomes}) == 1
+
+
 def test_nan_inf_rung_var_mean_of_an_empty_tensor_issue_197108():
     """Eager's mean of nothing is nan, Inductor's is 0 (its reduction's identity)."""
     outcome = fails_on(judge(lambda x: torch.var_mean(x), [torch.randn(0)]), "nan_inf")

@@ -39,7 +39,7 @@ def test_dynamo_mistake_ends_in_a_short_verified_program_repro(name, signature, 
     assert report["status"] == "program" and report["layer"]["name"] == "Dynamo"
     assert report["layer"]["runs"][0] == {**report["layer"]["runs"][0], "backend": "eager", "fails": True}
     program = report["program"]
-    assert program["verified"] and program["signature"] == signature
+    assert program["verified"] and program["signature"].startswith(signature)  # and the kind of failure
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "from compiler" not in repro and "import minifier" not in repro  # stands alone
     assert len(program_part(repro)) <= 15, repro

@@ -10,10 +10,13 @@ import pytest
 from conftest import CORPUS, run_minify
 
 from minifier.exit_codes import EXIT_CODES
+from minifier.program.layers import COMPILER
 
 REAL = CORPUS / "real"
 KINDS = {"accuracy", "compile_error", "crash", "dynamo", "numerics", "user_error"}
 LAYERS = {"Dynamo", "AOTAutograd", "Inductor"}
+# A graph's repro names the first stage that fails (a program's, the layer): the same layers
+STAGE_LAYERS = {"eager": "Dynamo", "aot_eager": "AOTAutograd", "inductor": "Inductor"}
 
 
 def real_manifest() -> list[dict]:
@@ -57,12 +60,26 @@ def answer_matches(case: dict, code: int, report: dict) -> str:
     program = report.get("program") or {}  # a failure of the whole program (e.g. Dynamo's)
     if report.get("verified") is not True and program.get("verified") is not True:
         return "repro not verified"
-    layer = (report.get("layer") or program.get("layer") or {}).get("name")
+    layer = (report.get("layer") or program.get("layer") or {}).get("name") or STAGE_LAYERS.get(report.get("stage"))
     if expected.get("layer") in ("Dynamo", "AOTAutograd"):
         return "" if layer == expected["layer"] else f"layer {layer}, expected {expected['layer']}"
+    if layer not in (None, "Inductor", COMPILER):  # a program repro blamed on a layer before Inductor
+        return f"layer {layer}, expected Inductor"
     if expected.get("ops") and not set(expected["ops"]) & set(report.get("ops") or []):
         return f"ops {report.get('ops')}, expected one of {expected['ops']}"
     return ""
+
+
+def test_a_graph_repro_names_its_layer_by_the_first_stage_that_fails():
+    case = {"expected": {"exit": 0, "ops": ["unfold", "add_"], "layer": "AOTAutograd"}}
+    graph = {"verified": True, "stage": "aot_eager", "ops": ["unfold", "add_"]}  # as issue_198102's report
+    assert answer_matches(case, 0, graph) == ""
+    assert answer_matches(case, 0, {**graph, "stage": "inductor"}) == "layer Inductor, expected AOTAutograd"
+    program = {"program": {"verified": True}, "layer": {"name": "Dynamo"}}
+    assert answer_matches(case, 0, program) == "layer Dynamo, expected AOTAutograd"
+    inductor = {"expected": {"exit": 0, "layer": "Inductor"}}  # a program repro: no ops to name
+    assert answer_matches(inductor, 0, program) == "layer Dynamo, expected Inductor"
+    assert answer_matches(inductor, 0, {**program, "layer": {"name": COMPILER}}) == ""
 
 
 @pytest.mark.slow

@@ -95,6 +95,22 @@ def test_compile_error_repro_checks_that_compiling_raises(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "NOT REPRODUCED: compiling and running raise nothing"
 
 
+class AsStridedOverARepeat(torch.nn.Module):  # issue 197431: compiled, a view past the end of its buffer
+    def forward(self, x):
+        return (torch.as_strided(x.repeat((3, 2))[:, ::2], (3, 2), (2, 1)),)
+
+
+def test_a_view_past_the_end_of_its_storage_is_checked_by_its_bounds_not_its_values(tmp_path):
+    info = ReproInfo(signature="accuracy@inductor|meta", kind="accuracy", stage="inductor",
+                     message="out[0] (float32): a view that reaches 12 bytes past the end of its storage",
+                     spec=CompileSpec(grad_enabled=False), injections=[], source="issue_197431, graph 0 of 1")
+    repro = write_repro(tmp_path / "out", traced(AsStridedOverARepeat()), [torch.randn(1, 1)], info)
+    proc = run(repro, tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert proc.stdout.strip() == ("REPRODUCED: out[0] (torch.float32): a view of 24 bytes over a storage of 12: "
+                                   "it reads memory it does not own")
+
+
 def test_replay_rejects_a_folder_without_a_repro(tmp_path):
     proc = run_minify(["replay", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr

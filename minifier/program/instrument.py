@@ -13,7 +13,9 @@ repro: it exits 1 with the line while the bug is there and 0 once it is fixed.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -148,9 +150,21 @@ class RunResult:
         """What a candidate must keep: the kind of disagreement and, for a raise, the exception."""
         for mark in MARKS:
             if self.line.startswith(mark):
-                detail = self.line[len(mark):].strip()
-                return mark + (" " + detail.split(":")[0] if mark == MARKS[0] else "")
+                return mark + " " + kind_of(self.line[len(mark):].strip(), raised=mark == MARKS[0])
         return None
+
+
+def kind_of(detail: str, raised: bool) -> str:
+    """The kind of a disagreement, without its numbers: a raise's exception type with the ones
+    it wraps (`InductorError: CppCompileError`); an assert_close's first clause (`The values for
+    attribute 'shape' do not match`, `Tensor-likes are not close! Mismatched elements`). A
+    candidate whose outputs differ only in values (a resize_ that leaves memory unset) is then no
+    longer taken for the program's wrong shape."""
+    parts = detail.split(": ")
+    if raised:
+        names = [parts[0]] + list(itertools.takewhile(lambda p: re.fullmatch(r"[A-Za-z_][\w.]*", p), parts[1:-1]))
+        return ": ".join(names)
+    return re.sub(r"\d+", "N", parts[0])
 
 
 def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (), zygote=None,

@@ -50,8 +50,30 @@ def replay_failed(session: Session, capture: Capture, why: UserError) -> Result:
               "graphs": [graph_row(g) for g in capture.graphs], "graph_count": len(capture.graphs)}
     eager, e2e = _end_to_end(session, capture, report)
     if e2e is None:
+        e2e = _raised_when_compiled(session, capture, eager, report)
+    if e2e is None:
         raise why
     return _program_level(session, capture, eager, e2e, report)
+
+
+RAISING = ("compile_error", "runtime_error")
+
+
+def _raised_when_compiled(session: Session, capture: Capture, eager: Capture, report: dict):
+    """A graph that raised while compiling or running fell back to eager in the capture, so the
+    script ran to its end there and matches eager: run it once more with every graph compiled
+    as the script compiles it, nothing falling back, to see the failure end to end (None: the
+    program still ends as it does with nothing compiled)."""
+    if not any((g.failure or {}).get("kind") in RAISING for g in capture.graphs):
+        return None
+    opts = session.opts
+    compiled = run_capture(program_of(opts), opts.script_args, session.work / "compiled", session.work / "compiled.log",
+                           opts.timeout, injections=opts.injections, only=[g.key for g in capture.graphs])
+    e2e = interaction.end_to_end_failure(compiled, eager, opts.atol, opts.rtol)
+    if e2e is None or e2e.how != "script":
+        return None
+    report["end_to_end"] = {**e2e.__dict__, "run": "every graph compiled, none falling back to eager"}
+    return e2e
 
 
 _EAGER_RUNS: dict[Path, Capture] = {}  # per run (its work folder): the script run with nothing compiled
