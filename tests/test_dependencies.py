@@ -216,6 +216,6 @@ def test_everything_but_fuzz_imports_without_the_extra_or_numpy(project_env):
                           timeout=300)
     assert "FAILED []" in proc.stdout, proc.stdout + proc.stderr
     assert "CODE 2" in proc.stdout, proc.stdout + proc.stderr
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("minify fuzz")]
-    assert len(lines) == 1 and "minify[fuzz]" in lines[0], proc.stdout
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("minify fuzz")]  # errors go to stderr
+    assert len(lines) == 1 and "minify[fuzz]" in lines[0], proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr

@@ -69,10 +69,15 @@ class Run:
         return time.monotonic()
 
     def finish(self, timeout: float = 60) -> tuple[int, str, float]:
-        """Exit status, standard output, and when it exited (time.monotonic())."""
+        """Exit status, what it printed (standard output, then the standard error not yet read:
+        its one-line errors go there), and when it exited (time.monotonic())."""
         stdout = self.proc.stdout.read() if self.proc.wait(timeout) is not None else ""
         ended = time.monotonic()
-        return self.proc.returncode, stdout, ended
+        rest = []
+        while (line := self.lines.get(timeout=10)) is not None:
+            rest.append(line)
+        self.lines.put(None)
+        return self.proc.returncode, stdout + "".join(rest), ended
 
     def kill(self) -> None:
         if self.proc.poll() is None:

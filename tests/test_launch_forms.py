@@ -78,7 +78,7 @@ def test_launch_names_and_sources(tmp_path):
 
 def test_an_unknown_module_is_bad_input(tmp_path):
     proc = run_minify(["-m", "pkg.nothing"], cwd=tmp_path, timeout=120)
-    assert proc.returncode == EXIT_BAD_INPUT and "no module named 'pkg.nothing'" in proc.stdout
+    assert proc.returncode == EXIT_BAD_INPUT and "no module named 'pkg.nothing'" in proc.stderr  # one-line errors go to stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
