@@ -64,4 +64,4 @@ def test_ignored_signed_zero_leaves_nothing_failed(tmp_path):
     proc, report, _ = minify(tmp_path, "oracle_minimum_signed_zero", "--ignore", "signed-zero,layout")
     assert proc.returncode == 3 and report["status"] == "nothing_failed", proc.stdout[-3000:]
     bad = run_minify([str(REAL / "oracle_minimum_signed_zero.py"), "--ignore", "values"], cwd=tmp_path)
-    assert bad.returncode == 2 and "cannot ignore 'values'" in bad.stdout
+    assert bad.returncode == 2 and "cannot ignore 'values'" in bad.stderr  # one-line errors go to stderr
