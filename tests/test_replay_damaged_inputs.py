@@ -29,9 +29,9 @@ def test_replay_of_damaged_inputs_is_cannot_run(tmp_path, capsys):
     assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
     assert proc.stdout.strip().startswith(f"CANNOT RUN: cannot load {inputs}") and "Traceback" not in proc.stderr
     assert main(["replay", str(tmp_path / "repro")]) == EXIT_BAD_INPUT
-    said = capsys.readouterr().out.strip().splitlines()
+    said = capsys.readouterr().err.strip().splitlines()  # one-line errors go to standard error
     assert said[-1].startswith("minify: ") and str(inputs) in said[-1] and "could not run" in said[-1], said
 
     inputs.write_bytes(b"")  # empty: named before anything runs
     assert main(["replay", str(tmp_path / "repro")]) == EXIT_BAD_INPUT
-    assert capsys.readouterr().out.strip() == f"minify: {inputs}: empty (repro.py loads its inputs from it)"
+    assert capsys.readouterr().err.strip() == f"minify: {inputs}: empty (repro.py loads its inputs from it)"
