@@ -144,8 +144,6 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
 
 def main(argv: list[str]) -> int:
     """`minify test-from REPRO_DIR DIR`: one pytest file per repro folder under REPRO_DIR."""
-    import argparse
-
     p = OneLineParser(prog="minify test-from", description="Write a pytest regression test from a "
                                 "repro folder: it fails while the bug exists and passes once it is fixed.")
     p.add_argument("repro_dir", type=Path, help="a folder written by minify (its bug-N sub-folders count too)")

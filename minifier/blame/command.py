@@ -1,7 +1,6 @@
 """`minify bisect REPRO_DIR`: the blame search on a repro folder, from the command line."""
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 

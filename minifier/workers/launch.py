@@ -20,7 +20,7 @@ from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
-from minifier.workers.out_folder import RUN_FILE, RUN_OUTPUTS, Claim, FolderError, take  # noqa: F401
+from minifier.workers.out_folder import RUN_FILE, Claim, FolderError, take
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, fork_mode
