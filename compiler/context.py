@@ -23,6 +23,39 @@ def current_context(device_type: str = "cpu") -> dict:
     return context
 
 
+@contextlib.contextmanager
+def without_tf32():
+    """cuDNN and cuBLAS in full fp32 while a run is judged. cuDNN may use TF32 by default
+    (torch.backends.cudnn.allow_tf32), and whether it does depends on the algorithm it picks for
+    a layout: Inductor hands a convolution channels-last inputs, cuDNN picks a TF32 kernel, eager's
+    contiguous call does not, and compiled lands 1000x further from fp64 than eager on a correct
+    graph (a ViT patch embedding on an H200). Judged with TF32 off on both sides, only a real
+    difference remains. The user's own flags are back as they were afterwards; a build that
+    refuses the legacy switches (mixed with the newer fp32_precision API) is left alone."""
+    before = _tf32_flags()
+    try:
+        if before is not None:
+            _set_tf32_flags((False, False))
+        yield
+    finally:
+        if before is not None:
+            _set_tf32_flags(before)
+
+
+def _tf32_flags() -> tuple[bool, bool] | None:
+    try:
+        return torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def _set_tf32_flags(flags: tuple[bool, bool]) -> None:
+    try:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
+    except (RuntimeError, AttributeError):
+        pass
+
+
 def input_device_type(inputs) -> str:
     """The device a graph runs on: its first tensor input's (cpu when it has none)."""
     return next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")

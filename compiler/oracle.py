@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from compiler.context import without_tf32
 from compiler.ladder import Judging, compare_tensor
 from compiler.fp64_reference import Fp64Everywhere
 from compiler.grads import Backward, gradient_output
@@ -226,7 +227,13 @@ class Expected:
 
 def expected_of(model, inputs, seed=None) -> "Expected | Outcome":
     """Eager twice, then the fp64 reference; an invalid Outcome when eager raises or its two
-    runs differ (the candidate is broken or random: never a compiler bug)."""
+    runs differ (the candidate is broken or random: never a compiler bug). TF32 is off for
+    every judged run, eager's and compiled's alike (compiler.context.without_tf32)."""
+    with without_tf32():
+        return _expected_of(model, inputs, seed)
+
+
+def _expected_of(model, inputs, seed=None) -> "Expected | Outcome":
     try:
         eager = _seeded(model, inputs, seed)
         again = _seeded(model, inputs, seed)
@@ -264,7 +271,8 @@ def check_against(expected: "Expected | Outcome", inputs, compiled, stage: str =
         return replace(expected)  # a copy: each run's outcome is its own (a seeded recheck edits it)
     eager, ref_name = expected.eager, expected.ref_name
     try:
-        actual = _seeded(compiled, inputs, seed)
+        with without_tf32():
+            actual = _seeded(compiled, inputs, seed)
     except Exception as exc:
         kind, sig, msg = exception_signature(exc, stage)
         return Outcome("fail", kind, sig, msg, reference=ref_name, rung="exception")

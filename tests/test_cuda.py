@@ -62,3 +62,18 @@ def test_a_cuda_candidate_that_overruns_its_embedding_table_is_rejected_before_a
     assert why and why.startswith("an index out of range"), why
     assert check(resize(gm, values, {6: 1})) is None
     assert check(gm) is None
+
+
+def test_a_patch_embedding_convolution_is_judged_without_tf32():
+    """A ViT's patch embedding (a 16x16 convolution, stride 16) compiled: Inductor feeds cuDNN
+    channels-last inputs and cuDNN may pick a TF32 kernel that eager's call does not; judged with
+    TF32 off on both sides (compiler.context.without_tf32), the correct graph passes."""
+    from compiler.oracle import check
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 64, 16, stride=16).cuda()
+    x = torch.randn(2, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        outcome = check(conv, [x], torch.compile(conv))
+    assert outcome.status == "pass", outcome

@@ -154,3 +154,24 @@ def test_an_invalid_expectation_gives_each_run_its_own_outcome():
     assert first.kind == second.kind == "nondeterministic" and first is not second
     first.message += " (edited)"
     assert second.message == invalid.message
+
+
+def test_runs_are_judged_without_tf32_and_the_users_flags_come_back():
+    """cuDNN may pick a TF32 kernel for compiled's layout and not for eager's (a correct ViT patch
+    embedding on an H200 landed 1000x further from fp64 than eager): every judged run, eager's and
+    compiled's, sees TF32 off, and the script's own setting is restored after the check."""
+    seen = []
+
+    def model(x):
+        seen.append((torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32))
+        return x * 2
+
+    before = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        outcome = check(model, [torch.randn(4)], model)
+        assert outcome.status == "pass"
+        assert seen and set(seen) == {(False, False)}
+        assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == (True, True)
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
