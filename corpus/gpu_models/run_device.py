@@ -1,7 +1,7 @@
 """Run minify on the GPU model cases of manifest.json, one after another, within a deadline.
 
     PYTHONPATH=.:TRANSFORMERS_DIR python corpus/gpu_models/run_device.py --out DIR --work DIR
-        [--deadline S] [--first NAME] [--only a,b] [--skip a,b]
+        [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N]
 
 Order: the first device-assert case alone first (a safety check: the GPU must still answer after
 it), then rounds that give every model and mode one plant before any gets a second, the kinds
@@ -10,6 +10,11 @@ a fresh process must still reach the GPU; if it cannot, or nvidia-smi asks for a
 stops at once. Each run's summary is one line of OUT/results.jsonl (its log in OUT/runner.log);
 minify's output folders go to WORK/minify/, and each run's report.json, repro.py and issue.md to
 WORK/runs/.
+
+With --jobs N (N > 1) the accuracy and compile-error cases run N at a time, and the device asserts
+after them one at a time with nothing else running: minify's machine-wide GPU gate already keeps
+asserts apart, but an assert case's wall time is what is measured against the script's, so it runs
+alone. Scripts are not timed alone while cases run side by side.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -113,6 +119,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", help="comma-separated case names, in this order")
     p.add_argument("--max-time", type=float, default=150.0, help="minify --max-time per run")
     p.add_argument("--no-alone", action="store_true", help="do not time the script alone (saves its compile)")
+    p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to run")
+    p.add_argument("--jobs", type=int, default=1, help="cases that cannot assert run this many at a time")
     ns = p.parse_args(argv)
     cases = json.loads((HERE / "manifest.json").read_text())
     if ns.only:
@@ -120,31 +128,67 @@ def main(argv: list[str]) -> int:
         cases = [named[n] for n in ns.only.split(",")]
     else:
         cases = ordered(cases, ns.first)
-    cases = [c for c in cases if c["name"] not in ns.skip.split(",")]
+    cases = [c for c in cases if c["name"] not in ns.skip.split(",") and c["kind"] in ns.kinds.split(",")]
     ns.out.mkdir(parents=True, exist_ok=True)
-    start, alone = time.time(), {}
     with open(ns.out / "results.jsonl", "a") as results, open(ns.out / "runner.log", "a") as log:
-        for case in cases:
-            left = ns.deadline - (time.time() - start)
-            if left < 60:
-                log.write(f"deadline: {case['name']} and later not run\n")
-                break
-            key = (case["script"], case["mode"])
-            if key not in alone and not ns.no_alone:
-                alone[key] = script_alone(case, log)
-            row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
-            row["script_alone"] = alone.get(key)
-            row["gpu_after"] = gpu_health()
-            results.write(json.dumps(row) + "\n")
-            results.flush()
-            log.flush()
-            print(json.dumps({k: row[k] for k in ("name", "exit", "status", "ops", "verified", "wall", "script_alone")}
-                             | {"gpu_ok": row["gpu_after"]["ok"], "bugs": len(row["bugs"])}), flush=True)
-            if not row["gpu_after"]["ok"]:
-                print(f"STOP: the GPU does not answer after {case['name']}: {row['gpu_after']['detail']}", flush=True)
+        if ns.jobs > 1:
+            side = [c for c in cases if c["kind"] != "device_assert"]
+            cases = [c for c in cases if c["kind"] == "device_assert"]
+            if not run_side_by_side(side, ns, results, log):
                 return 2
-    return 0
+        return run_in_turn(cases, ns, results, log)
 
+
+def record(row: dict, results, log) -> bool:
+    """One result line; False when the GPU no longer answers (the runner stops)."""
+    results.write(json.dumps(row) + "\n")
+    results.flush()
+    log.flush()
+    print(json.dumps({k: row[k] for k in ("name", "exit", "status", "ops", "verified", "wall", "script_alone")}
+                     | {"gpu_ok": row["gpu_after"]["ok"], "bugs": len(row["bugs"])}), flush=True)
+    if not row["gpu_after"]["ok"]:
+        print(f"STOP: the GPU does not answer after {row['name']}: {row['gpu_after']['detail']}", flush=True)
+    return row["gpu_after"]["ok"]
+
+
+def run_side_by_side(cases: list[dict], ns, results, log) -> bool:
+    """Cases that cannot assert, ns.jobs at a time, within the deadline."""
+    start = time.time()
+
+    def one(case: dict) -> dict | None:
+        left = ns.deadline - (time.time() - start)
+        if left < 60:
+            return None
+        row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
+        row["script_alone"] = None
+        row["gpu_after"] = gpu_health()
+        return row
+
+    ok = True
+    with ThreadPoolExecutor(ns.jobs) as pool:
+        for row in pool.map(one, cases):
+            if row is not None:
+                ok = record(row, results, log) and ok
+    ns.deadline -= time.time() - start
+    return ok
+
+
+def run_in_turn(cases: list[dict], ns, results, log) -> int:
+    start, alone = time.time(), {}
+    for case in cases:
+        left = ns.deadline - (time.time() - start)
+        if left < 60:
+            log.write(f"deadline: {case['name']} and later not run\n")
+            break
+        key = (case["script"], case["mode"])
+        if key not in alone and not ns.no_alone:
+            alone[key] = script_alone(case, log)
+        row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
+        row["script_alone"] = alone.get(key)
+        row["gpu_after"] = gpu_health()
+        if not record(row, results, log):
+            return 2
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
