@@ -20,6 +20,9 @@ def current_context(device_type: str = "cpu") -> dict:
         context["autocast"] = {"dtype": str(torch.get_autocast_dtype(device_type)).replace("torch.", "")}
     if torch.are_deterministic_algorithms_enabled():
         context["deterministic"] = True
+    flags = _tf32_flags() if device_type == "cuda" else None
+    if flags and any(flags):  # judged runs turn it off (without_tf32); the numerics verdict says it was on
+        context["tf32"] = {"cudnn": flags[0], "matmul": flags[1]}
     return context
 
 

@@ -175,3 +175,25 @@ def test_runs_are_judged_without_tf32_and_the_users_flags_come_back():
         assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == (True, True)
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def test_a_cuda_graph_records_tf32_and_the_numerics_verdict_names_it():
+    """The capture records that TF32 was allowed where a CUDA graph ran (cuDNN allows it by
+    default); a numerics verdict on such a graph names it as the likely cause, not as verified."""
+    from types import SimpleNamespace
+
+    from compiler.context import current_context
+    from minifier.localize.numerics_hints import tf32_hint
+
+    before = torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cudnn.allow_tf32 = True
+        context = current_context("cuda")
+        assert context["tf32"]["cudnn"] is True and "tf32" not in current_context("cpu")
+        torch.backends.cudnn.allow_tf32 = False
+        assert "tf32" not in current_context("cuda") or context["tf32"]["matmul"]
+    finally:
+        torch.backends.cudnn.allow_tf32 = before
+    hint = tf32_hint(SimpleNamespace(index=3, record={"context": context}))
+    assert len(hint) == 1 and "torch.backends.cudnn.allow_tf32 = True" in hint[0]["text"] and "graph 3" in hint[0]["text"]
+    assert tf32_hint(SimpleNamespace(index=3, record={"context": {}})) == []

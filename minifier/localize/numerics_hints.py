@@ -23,9 +23,28 @@ HINTS = {
 }
 
 
+def tf32_hint(record) -> list[dict]:
+    """The script ran the graph on CUDA with TF32 allowed (cuDNN allows it by default): the oracle
+    judges with TF32 off, and there the graph passed, so TF32 rounding is a likely cause. Said as
+    what was seen, not as a verified setting."""
+    tf32 = (record.record.get("context") or {}).get("tf32") or {}
+    on = [f"torch.backends.{name}.allow_tf32" for name, key in (("cudnn", "cudnn"), ("cuda.matmul", "matmul"))
+          if tf32.get(key)]
+    if not on:
+        return []
+    return [{"config": "tf32", "value": False,
+             "text": f"the script runs with {' and '.join(on)} = True (cuDNN's is PyTorch's default); the oracle "
+                     f"judges with TF32 off, and there graph {record.index} passes: TF32 rounding in a kernel "
+                     f"picked for compiled's layout is a likely cause; set it to False to compare in full fp32"}]
+
+
 def verified_hints(record, pool, work: Path, say=lambda text: None) -> list[dict]:
     """The settings of HINTS under which the graph's compiled outputs equal eager's bit for bit,
-    each checked on the graph's recorded inputs by a worker."""
+    each checked on the graph's recorded inputs by a worker; then the TF32 hint (tf32_hint)."""
+    return _verified_config_hints(record, pool, work, say) + tf32_hint(record)
+
+
+def _verified_config_hints(record, pool, work: Path, say) -> list[dict]:
     gm, inputs = load_graph(record)
     spec, context = CompileSpec.from_dict(record.record["spec"]), record.record.get("context") or {}
     device = next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")
