@@ -277,9 +277,11 @@ def _subcommand(name: str, args: list[str]) -> int:
 def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
     from minifier.workers.launch import Options, default_jobs
 
+    from compiler.judging import Judging
+
     return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out,
-                   jobs=ns.jobs or default_jobs(), atol=ns.atol,
-                   rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
+                   jobs=ns.jobs or default_jobs(), judging=Judging(ns.atol, ns.rtol, ns.strict, ignore),
+                   repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,
                    blame=not ns.no_blame, force=ns.force,

@@ -270,8 +270,7 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
             raise RaisesInEager(f"graph {g.index} raises when run eagerly on its recorded inputs "
                                 f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})")
     opts = session.opts
-    ev = Evaluator(session.pool, case_dir, spec, injections, signature="", atol=opts.atol, rtol=opts.rtol,
-                   strict=opts.strict, ignore=opts.ignore, context=context,
+    ev = Evaluator(session.pool, case_dir, spec, injections, signature="", judging=opts.judging, context=context,
                    timeout=opts.hang_timeout if hang else None)
     return GraphState(gm, inputs, values, ev, injections)
 

@@ -121,7 +121,7 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
                      message=final.get("message") or bug.message, spec=spec,
                      injections=[Injection.from_dict(d) for d in ev.injections],
                      source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
-                     atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed, ignore=opts.ignore,
+                     judging=opts.judging, seed=seed,
                      context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
     repro = write_repro(folder, small, graph_inputs(small, values), info)

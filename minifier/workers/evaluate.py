@@ -15,6 +15,7 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.graph_code import module_source
+from compiler.judging import Judging
 from compiler.stages import CompileSpec
 from minifier.reduce.graph_edit import input_ref, op_names, placeholders
 from minifier.workers.job import Job
@@ -67,10 +68,7 @@ class Evaluator:
     injections: list[dict]
     signature: str
     stage: str = "inductor"
-    atol: float | None = None
-    rtol: float | None = None
-    strict: bool = False
-    ignore: tuple = ()  # rungs of the oracle's ladder not to check
+    judging: Judging = Judging()  # how outputs are judged: the run's tolerances, strict, rungs not checked
     context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context): autocast, ...
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
@@ -88,6 +86,11 @@ class Evaluator:
         if unknown:
             raise TypeError(f"for_bug() sets stage, signature, culprit, timeout and validate, not {sorted(unknown)}")
         return replace(self, stage=stage, signature=signature, culprit=culprit, **limits)
+
+    @property
+    def ignore(self) -> tuple:
+        """The rungs of the oracle's ladder this evaluator does not check (its judging's)."""
+        return self.judging.ignore
 
     @property
     def compiles(self) -> int:
@@ -118,8 +121,7 @@ class Evaluator:
         limit = (self.timeout or self.adaptive_timeout()) if check and (self.timeout or self.slowest) else None
         return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
                    case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
-                   injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
-                   ignore=tuple(self.ignore), context=self.context, repeat=repeat, **{"timeout": limit, **how})
+                   injections=tuple(self.injections), judging=self.judging, context=self.context, repeat=repeat, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than
