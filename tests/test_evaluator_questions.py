@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.fx as fx
 
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.reduce.budget import Budget, Guarded
 from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
 from minifier.workers.job import Job
@@ -41,7 +41,7 @@ def _graph() -> fx.GraphModule:
 
 
 def _evaluator(answer: dict) -> Evaluator:
-    return Evaluator(AnsweringPool(answer), Path("/nowhere"), CompileSpec(), [], signature="accuracy@inductor")
+    return Evaluator(AnsweringPool(answer), Path("/nowhere"), CompileSetup(CompileSpec(), []), signature="accuracy@inductor")
 
 
 FAILS = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor", "seconds": 0.5}

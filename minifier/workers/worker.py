@@ -75,13 +75,11 @@ def judged_on_first(outcome, count: int, stage: str):
 
 def recheck_seeded(model, inputs, spec, stage, outcome, judging):
     """Random ops: compare again from one seed with Inductor drawing numbers as eager does."""
-    from dataclasses import replace
-
     from compiler.grads import Backward
     from compiler.stages import compile_for_stage, fresh_compile_state
     from compiler.oracle import judged_check
 
-    seeded_spec = replace(spec, config={**spec.config, "fallback_random": True})
+    seeded_spec = spec.seeded()
     forward = model.fn if isinstance(model, Backward) else model
     with fresh_compile_state(seeded_spec):
         compiled = compile_for_stage(forward, stage, seeded_spec)
