@@ -18,11 +18,11 @@ from compiler.graph_code import module_source
 from compiler.judging import Judging
 from compiler.stages import CompileSetup
 from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 from minifier.workers.pool import WorkerPool
 
 REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
-NO_COMPILE_KINDS = {"eager_error", "nondeterministic", "worker_error"}
 MIN_ADAPTIVE_TIMEOUT = 60.0
 
 
@@ -161,8 +161,8 @@ class Evaluator:
         each verdict (Job.judged_outputs); `until_pass`: no run after one that passes (Job.until_pass)."""
         how = {"judged_outputs": judged} if judged else {}
         answer = self._answers([repeats_question(gm, times, judged=judged, until_pass=until_pass)])[0]
-        runs = [{**answer, **run} for run in answer.get("runs", [{}])]
-        if until_pass and runs[-1].get("status") == "pass":
+        runs = [{**answer, **run} for run in Answer.from_wire(answer).runs]
+        if until_pass and Answer.from_wire(runs[-1]).status == "pass":
             return runs
         return runs + self._answers(tries_questions(gm, len(runs), times, how))
 
@@ -263,7 +263,7 @@ class Evaluator:
             why = self.validate(gm) if self.validate is not None else None
             if why:
                 self.counters.rejected += 1
-                self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
+                self.cache[key] = Answer("invalid", "invalid_graph", message=why).to_wire()
             else:
                 self.inflight[key] = self.pool.submit(job.to_dict())
         return keys
@@ -281,25 +281,25 @@ class Evaluator:
                     self._record(key, answer)
         return [self.cache[key] for key in keys]
 
-    def _record(self, key: str, answer: dict) -> None:
-        counters = self.counters
-        if answer.get("kind") not in NO_COMPILE_KINDS:
-            counters.compiles += answer.get("compiles", 1)
-        self.cache[key] = answer
-        if answer.get("kind") != "hang" and answer.get("compiles", 1):  # a kernels job sets no time limit
-            counters.slowest = max(counters.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
-        counters.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
-                         "seconds": round(answer.get("seconds", 0.0), 3)})
+    def _record(self, key: str, wire: dict) -> None:
+        counters, answer = self.counters, Answer.from_wire(wire)
+        counters.compiles += answer.compiles_spent
+        self.cache[key] = wire
+        if not answer.hung and answer.compiles != 0:  # a kernels job sets no time limit
+            counters.slowest = max(counters.slowest, answer.duration)
+        counters.log.append({"key": key, "status": answer.status, "kind": answer.kind,
+                             "seconds": round(answer.seconds or 0.0, 3)})
 
-    def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
+    def verdict(self, wire: dict | Answer, gm: fx.GraphModule | None = None) -> str:
         """Same signature, and for accuracy the same first divergent node, or it is another bug."""
-        if answer.get("status") == "fail":
-            if answer.get("signature") != self.signature:
+        answer = wire if isinstance(wire, Answer) else Answer.from_wire(wire)
+        if answer.failed:
+            if answer.signature != self.signature:
                 return PASSES
             if self.culprit and gm is not None and self.culprit not in op_names(gm):
                 return PASSES
             return REPRODUCES
-        return INVALID if answer.get("status") == "invalid" else PASSES
+        return INVALID if answer.status == "invalid" else PASSES
 
     def test(self, gm: fx.GraphModule) -> str:
         return self.verdict(self.outcomes([gm])[0], gm)
