@@ -30,7 +30,8 @@ from compiler.launch_form import Launch
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
 from compiler.origins import node_origins, seq_nr_sources
 from compiler.stages import CompileSpec
-from compiler.oracle import check, clone_inputs
+from compiler.judging import Judging
+from compiler.oracle import clone_inputs, judged_check
 from compiler.quick_exit import quick_exit
 from compiler.signature import exception_signature
 from compiler.saved_inputs import save_inputs, symbolic_inputs
@@ -38,9 +39,9 @@ from compiler.context import current_context, input_device_type
 
 
 class Session:
-    def __init__(self, out: Path, only: set[str] | None = None, ignore: tuple = ()):
+    def __init__(self, out: Path, only: set[str] | None = None, judging: Judging = Judging()):
         self.out = out
-        self.ignore = ignore  # rungs of the oracle's ladder the user turned off
+        self.judging = judging  # how the run judges outputs: the user's tolerances, --strict, --ignore
         self.count = 0  # graph records, forward and backward, in compile order
         self.dynamo_count = 0  # graphs Dynamo handed to the backend: graph k has key "k"
         self.callables = 0  # torch.compile'd callables, in the order the script made them
@@ -262,7 +263,7 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
             save_inputs(folder, eager_gm, list(args), record)
             session.marker.write_text(str(record["index"]))
             if compiled is not None:
-                _check(eager_gm, list(args), checked or compiled, record, session.ignore)
+                _check(eager_gm, list(args), checked or compiled, record, session.judging)
             write_json(folder / "record.json", record)
         session.marker.write_text(str(record["index"]))
         if compiled is None or ("failure" in record and record["failure"]["kind"] != "accuracy"):
@@ -272,8 +273,8 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     return call
 
 
-def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> None:
-    outcome = check(eager_gm, args, compiled, stage="inductor", ignore=ignore)
+def _check(eager_gm, args: list, compiled, record: dict, judging: Judging) -> None:
+    outcome = judged_check(eager_gm, args, compiled, "inductor", judging)
     record["verdict"] = outcome.__dict__
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
         record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
@@ -316,11 +317,11 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
 
 
 def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool = False,
-               only: set[str] | None = None, backend: str | None = None, ignore: tuple = ()) -> int:
+               only: set[str] | None = None, backend: str | None = None, judging: Judging = Judging()) -> int:
     """Run the program (a script, a module or a test: compiler.launch_form) under the recording
     compile; how it ended goes to out/script.json."""
     out.mkdir(parents=True, exist_ok=True)
-    session = Session(out, only, ignore)
+    session = Session(out, only, judging)
     install(session, eager, stage_backend=backend)
     result: dict = {"status": "ok"}
     program = program if isinstance(program, Launch) else Launch.script(program)
@@ -359,8 +360,8 @@ def main() -> None:
     parser.add_argument("--backend", help="compile every callable with this backend and record nothing")
     parser.add_argument("--inject", action="append", default=[], metavar="SPEC",
                         help="plant this bug (compiler.inject.parse_spec) before the script runs")
-    parser.add_argument("--ignore", default="", metavar="RUNGS",
-                        help="comma-separated rungs of the oracle's ladder not to check (signed_zero, layout)")
+    parser.add_argument("--judging", default="{}", metavar="JSON",
+                        help="how outputs are judged: compiler.judging.Judging.to_dict() (atol, rtol, strict, ignore)")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args()
     settings.apply()
@@ -368,9 +369,9 @@ def main() -> None:
     for spec in ns.inject:  # planted like the script's own, so capture reports them the same way
         inject.apply(inject.parse_spec(spec))
     only = None if ns.only is None else {k for k in ns.only.split(",") if k}
-    ignore = tuple(k for k in ns.ignore.split(",") if k)
+    judging = Judging.from_dict(json.loads(ns.judging))
     program = Launch(ns.form, str(Path(ns.target).resolve()) if ns.form == "script" else ns.target, os.getcwd())
-    quick_exit(run_script(program, args, ns.out, ns.eager, only, ns.backend, ignore))
+    quick_exit(run_script(program, args, ns.out, ns.eager, only, ns.backend, judging))
 
 
 if __name__ == "__main__":

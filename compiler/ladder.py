@@ -29,10 +29,10 @@ An output that passes every rung but still differs from eager (within tolerance,
 fp64 as eager, a NaN of another sign) says how in its metrics (`numerics`).
 """
 import math
-from dataclasses import dataclass
 
 import torch
 
+from compiler.judging import Judging
 from compiler.tensor_kinds import is_zero_tensor
 
 # dtype -> (atol, rtol, rmse multiplier)
@@ -43,18 +43,6 @@ TOLERANCES = {
     torch.bfloat16: (1e-2, 1e-2, 3.0),
 }
 DEFAULT_TOLERANCE = (1e-4, 1e-4, 2.0)
-
-
-@dataclass(frozen=True)
-class Judging:
-    """How a run's outputs are judged, the same for every output: `atol`/`rtol` (None: by dtype,
-    TOLERANCES); `strict`: by the tolerances alone (no fp64 leniency, no noise explanation);
-    `ignore`: rungs not to check (`signed_zero`, `layout`); `bitwise`: the last rung too."""
-    atol: float | None = None
-    rtol: float | None = None
-    strict: bool = False
-    ignore: tuple = ()
-    bitwise: bool = False
 
 
 def _rmse(a, b):
@@ -197,8 +185,9 @@ def _judge_integers(m, e, a, r, strict):
                               f"(first {_first(diff, e, a)})")
 
 
-def _tolerances(dtype, judging: Judging) -> tuple:
-    """(atol, rtol, rmse multiplier): the dtype's, or the user's atol/rtol."""
+def tolerances(dtype, judging: Judging) -> tuple:
+    """(atol, rtol, rmse multiplier) for outputs of `dtype`: the dtype's, or the user's atol/rtol.
+    The one place the rule is written: repro/checks.py writes the same numbers into repro.py."""
     d_atol, d_rtol, multiplier = TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
     return (d_atol if judging.atol is None else judging.atol, d_rtol if judging.rtol is None else judging.rtol,
             multiplier)
@@ -211,7 +200,7 @@ def _only_nan_for_inf(bad, e64, a64) -> bool:
 
 
 def _judge_floats(m, e, a, r, judging: Judging, exact):
-    atol, rtol, multiplier = _tolerances(e.dtype, judging)
+    atol, rtol, multiplier = tolerances(e.dtype, judging)
     strict = judging.strict
     n = e.numel()
     if n and same_bits(e, a):

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from compiler.context import without_tf32
-from compiler.ladder import Judging, compare_tensor
+from compiler.judging import Judging
+from compiler.ladder import compare_tensor
 from compiler.fp64_reference import Fp64Everywhere
 from compiler.grads import Backward, gradient_output
 from compiler.rungs import RUNG_WORDS, RUNGS
@@ -150,7 +151,7 @@ def _same_bits(a, b):
 
 def compare(expected, actual, reference=None, judging: Judging = Judging(), exact=(), aliases=None):
     """Per-leaf metrics for all outputs; `ok` only if every leaf passes. `judging`: tolerances,
-    strict, ignored rungs, bitwise (compiler.ladder.Judging); `exact`: paths of outputs eager
+    strict, ignored rungs (compiler.judging.Judging); `exact`: paths of outputs eager
     computes exactly; `aliases`: ({path: input} of eager, of compiled), without which layout is
     not compared."""
     exp, act = flatten(expected), flatten(actual)
@@ -253,14 +254,13 @@ def check(model, inputs, compiled, stage="inductor", atol=None, rtol=None, stric
     """Run eager (twice), an fp64 reference and the compiled model on copies of `inputs`, and
     climb the ladder. With `seed`, every run starts from the same RNG state (for graphs that
     draw random numbers); `strict`: tolerances alone, and the bitwise rung; `ignore`: rungs
-    not to check (`signed_zero`, `layout`)."""
-    return check_against(expected_of(model, inputs, seed), inputs, compiled, stage,
-                         judging_of(atol, rtol, strict, ignore), seed)
+    not to check (`signed_zero`, `layout`). A caller holding a Judging: `judged_check`."""
+    return judged_check(model, inputs, compiled, stage, Judging(atol, rtol, strict, tuple(ignore)), seed)
 
 
-def judging_of(atol=None, rtol=None, strict=False, ignore=()) -> Judging:
-    """How `check` judges, from its arguments: strict also asks for equal bits."""
-    return Judging(atol, rtol, strict, tuple(ignore), bitwise=strict)
+def judged_check(model, inputs, compiled, stage: str, judging: Judging, seed=None) -> Outcome:
+    """`check`, judged as `judging` says (the run's, carried whole from its options)."""
+    return check_against(expected_of(model, inputs, seed), inputs, compiled, stage, judging, seed)
 
 
 def check_against(expected: "Expected | Outcome", inputs, compiled, stage: str = "inductor",

@@ -7,7 +7,7 @@ full backend (`inductor`). The first stage that shows a failure says whose bug i
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Iterator
 
 import torch
@@ -34,6 +34,11 @@ class CompileSpec:
     def from_dict(d: dict) -> "CompileSpec":
         return CompileSpec(**{k: v for k, v in d.items() if k in CompileSpec.__dataclass_fields__})
 
+    def seeded(self) -> "CompileSpec":
+        """This spec with Inductor drawing random numbers as eager does: how a graph that draws
+        random numbers is judged from one seed (by the worker's recheck and by its repro)."""
+        return replace(self, config={**self.config, "fallback_random": True})
+
     def compile_kwargs(self, stage: str = "inductor") -> dict:
         """Keyword arguments of torch.compile for `stage` (mode/options only reach the last)."""
         kwargs: dict = {"backend": self.backend if stage == "inductor" else stage}
@@ -45,6 +50,25 @@ class CompileSpec:
             if self.options:
                 kwargs["options"] = dict(self.options)
         return kwargs
+
+
+@dataclass(frozen=True)
+class CompileSetup:
+    """How one graph is compiled and run, carried whole from the capture's record to every
+    question about it: `spec` (the script's torch.compile call and Inductor config), `injections`
+    (bugs planted, as compiler.inject.Injection.to_dict()), `context` (the modes the graph ran
+    under: compiler.context)."""
+
+    spec: CompileSpec = field(default_factory=CompileSpec)
+    injections: tuple = ()
+    context: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "injections", tuple(self.injections))
+
+    def with_spec(self, **changes) -> "CompileSetup":
+        """This setup with the spec's `changes` (dynamic=True, ...)."""
+        return replace(self, spec=replace(self.spec, **changes))
 
 
 def compile_for_stage(model: torch.nn.Module, stage: str, spec: CompileSpec) -> Callable:

@@ -231,11 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
         return _exit_status(exc)
+    from compiler.judging import Judging
     from compiler.rungs import parse_ignore
 
     console = error_console()  # the one-line errors; the summary goes to standard output
     try:
-        ignore = parse_ignore(ns.ignore)
+        judging = Judging(ns.atol, ns.rtol, ns.strict, parse_ignore(ns.ignore))  # how every output is judged
     except ValueError as exc:
         console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False)
         return 2
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:  # before anything is started or written
         console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False, soft_wrap=True)
         return 2
-    return _minify(ns, _options(ns, script_args, ignore), console)
+    return _minify(ns, _options(ns, script_args, judging), console)
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -274,12 +275,11 @@ def _subcommand(name: str, args: list[str]) -> int:
         return _internal_error(error_console(), None, exc)
 
 
-def _options(ns: argparse.Namespace, script_args: list[str], ignore: tuple):
+def _options(ns: argparse.Namespace, script_args: list[str], judging):
     from minifier.workers.launch import Options, default_jobs
 
     return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out,
-                   jobs=ns.jobs or default_jobs(), atol=ns.atol,
-                   rtol=ns.rtol, strict=ns.strict, ignore=ignore, repeat=max(1, ns.repeat),
+                   jobs=ns.jobs or default_jobs(), judging=judging, repeat=max(1, ns.repeat),
                    hang_timeout=ns.hang_timeout, timeout=ns.timeout, max_time=ns.max_time, verify=not ns.no_verify,
                    max_compiles=ns.max_compiles, resume=ns.resume, injections=ns.inject, emit_test=ns.emit_test,
                    blame=not ns.no_blame, force=ns.force,

@@ -14,7 +14,7 @@ import torch.fx as fx
 
 from compiler import gpu_gate
 from compiler.context import graph_modes
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.blame.render import blame_markdown
 from minifier.emit.repro_folders import Verifications
@@ -224,7 +224,7 @@ def _search_graph(session: Session, capture: Capture, g: GraphRecord, found: Fou
     state = early or _graph_state(session, g, injections, hang)
     gm, inputs, values, ev = state.gm, state.inputs, state.values, state.ev
     found.evaluators[g.index] = ev
-    spec, context = ev.spec, ev.context
+    spec, context = ev.setup.spec, ev.setup.context
     modes = lambda: graph_modes(context, spec.grad_enabled, inputs, only_autocast=True)
     if not g.failure and not _fails_seeded(g, gm, ev):
         return
@@ -270,8 +270,7 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
             raise RaisesInEager(f"graph {g.index} raises when run eagerly on its recorded inputs "
                                 f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})")
     opts = session.opts
-    ev = Evaluator(session.pool, case_dir, spec, injections, signature="", atol=opts.atol, rtol=opts.rtol,
-                   strict=opts.strict, ignore=opts.ignore, context=context,
+    ev = Evaluator(session.pool, case_dir, CompileSetup(spec, injections, context), signature="", judging=opts.judging,
                    timeout=opts.hang_timeout if hang else None)
     return GraphState(gm, inputs, values, ev, injections)
 
@@ -284,7 +283,7 @@ def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values
     the bug is reduced (and its repro written) with dynamic=True."""
     session.ui.step(f"graph {g.index}: passes when replayed with static sizes; the script traced it with "
                     f"symbolic sizes, so replaying it with dynamic=True")
-    dynamic = replace(ev, spec=replace(ev.spec, dynamic=True))
+    dynamic = replace(ev, setup=ev.setup.with_spec(dynamic=True))
     bugs, last = bugs_in_graph(g.index, gm, values, dynamic, g.failure["signature"], search)
     if not bugs or bugs[0].reproduced == 0:
         g.record["replay_note"] = ("replayed with static sizes and with dynamic=True (the script's symbolic sizes): "

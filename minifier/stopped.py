@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from minifier.report.schema import stamped
 from minifier.workers.stop import STOP
 
 WORDS = {"interrupted": "interrupted (Ctrl-C)", "terminated": "terminated (SIGTERM)",
@@ -44,6 +45,7 @@ def write_stopped(out: Path, script, start: float, session=None, status: str = "
                       capture_seconds=round(capture.seconds, 2), script_status=capture.script.get("status"))
     if session is not None:
         report["phases"] = session.phases.to_dict()
+    report = stamped(report)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     STOP.reported = True
     return report

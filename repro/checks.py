@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx as fx
 
-from compiler.ladder import DEFAULT_TOLERANCE, TOLERANCES
+from compiler.ladder import tolerances
 from compiler.oracle import exact_outputs, run
 from compiler.signature import rung_of
 from repro.info import ReproInfo
@@ -23,11 +23,6 @@ SMALL = 4  # outputs with at most this many elements are printed whole in the ve
 CHILD_TIMEOUT = 300  # seconds before the compiled run of a crash/hang repro counts as hanging
 CRASHING = ("crash", "hang")
 RAISING = ("compile_error", "runtime_error")
-
-
-def tolerance(info: ReproInfo, dtype: torch.dtype) -> tuple[float, float, float]:
-    atol, rtol, multiplier = TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
-    return (atol if info.atol is None else info.atol), (rtol if info.rtol is None else info.rtol), multiplier
 
 
 @dataclass
@@ -157,16 +152,16 @@ def _values_check(out: Lines, info: ReproInfo, facts: Facts, small: bool, report
         report("differs from eager: " + show)
         return
     if len(floats) == 1 and not ints:
-        atol, rtol, times = tolerance(info, floats[0])
+        atol, rtol, times = tolerances(floats[0], info.judging)
         close = f"torch.isclose(a, e, atol={atol:g}, rtol={rtol:g}, equal_nan=True)"
     else:
-        table = {str(d): tolerance(info, d) for d in floats}
+        table = {str(d): tolerances(d, info.judging) for d in floats}
         out.add(f"atol, rtol, times = {{{', '.join(f'{d}: {t!r}' for d, t in table.items())}}}"
                 f".get(e.dtype, (0, 0, 0))  # minify's tolerances by dtype")
         close = "torch.isclose(a, e, atol=atol, rtol=rtol, equal_nan=True)"
         atol, times = "atol", "times"
     out.add(f"bad = ~{close}  # minify's tolerances for {', '.join(str(d)[6:] for d in floats)}")
-    if info.strict:
+    if info.judging.strict:
         out.add("if bad.any():")
         report("differs from eager beyond tolerance: " + show)
         return
@@ -191,7 +186,7 @@ def accuracy_check(info: ReproInfo, facts: Facts, device: str, function: bool) -
     tensors = [i for i, v in enumerate(facts.outputs) if isinstance(v, torch.Tensor)]
     checked = facts.exact if rung in ("exact", "signed_zero") and facts.exact else tensors
     small = all(facts.outputs[i].numel() <= SMALL for i in checked) if facts.outputs else True
-    reference = rung == "values" and not info.strict and \
+    reference = rung == "values" and not info.judging.strict and \
         any(facts.outputs[i].is_floating_point() for i in checked if isinstance(facts.outputs[i], torch.Tensor))
     keep_inputs = bool(facts.mutated) or (rung == "layout" and (facts.aliased or "view of input" in info.message))
     _run_lines(out, info, facts, device, keep_inputs, reference)

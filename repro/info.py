@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.judging import Judging
 from compiler.stages import CompileSpec
 
 
@@ -16,11 +17,8 @@ class ReproInfo:
     spec: CompileSpec
     injections: list  # compiler.inject specs (anything injection_source accepts)
     source: str  # where the graph came from, for the header
-    atol: float | None = None
-    rtol: float | None = None
-    strict: bool = False  # the oracle judged floats by the tolerances alone, and bit for bit
+    judging: Judging = Judging()  # how the oracle judged: the run's tolerances, strict, rungs turned off
     seed: int | None = None  # the oracle re-seeded every run from this (graphs that draw random numbers)
     context: dict = field(default_factory=dict)  # inference_mode, autocast {"dtype": ...}, deterministic
     script: str = ""  # the user's script, for names of generated tests and the issue text
     graph: int | None = None  # index of the failing graph in the script
-    ignore: tuple = ()  # rungs of the ladder the user turned off

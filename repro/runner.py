@@ -3,7 +3,7 @@
 repro.py makes its rung's check in plain torch, for people. The tool needs more: the metrics
 of every output (`minify replay`), and experiments under other settings (`minify bisect`).
 Both rebuild the graph, its inputs, the script's Inductor config and any planted bug from
-repro.json (written with repro.py by repro/writer.py) and judge runs with compiler.oracle.check,
+repro.json (written with repro.py by repro/writer.py) and judge runs with compiler.oracle.judged_check,
 in the context the graph ran in (grad mode, inference mode, autocast, deterministic
 algorithms, RNG seed).
 
@@ -24,7 +24,8 @@ import torch._functorch.config
 import torch._inductor.config
 
 from compiler.context import run_context
-from compiler.oracle import check
+from compiler.judging import Judging
+from compiler.oracle import judged_check
 from repro.manifest import ReproFolderError, read_manifest
 
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 2
@@ -64,15 +65,15 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     except Exception as exc:
         raise CannotRun(f"cannot build the inputs on {device}: {type(exc).__name__}: {exc}") from None
     model = model_cls().to(device)
-    args = {k: v for k, v in check_args.items() if k != "expected"}
-    args["ignore"] = tuple(args.get("ignore") or ())
+    judging = Judging.from_dict(check_args)  # atol, rtol, strict, ignore, as the run judged
     # As in every minify process, whole-graph caches off: a warm cache changes the error a
     # failing compile raises (torch 2.13), and would hide a planted codegen bug.
     # Kernels compile in-process: a failed compile can break Inductor's compile pool.
     no_caches = {"fx_graph_cache": False, "fx_graph_remote_cache": False, "compile_threads": 1}
     with torch._inductor.config.patch({**no_caches, **(config or {})}), \
             torch._functorch.config.patch(enable_autograd_cache=False), run_context(context, device):
-        return check(model, inputs, torch.compile(model, **compile_kwargs), **args)
+        return judged_check(model, inputs, torch.compile(model, **compile_kwargs), check_args.get("stage", "inductor"),
+                            judging, check_args.get("seed"))
 
 
 def verdict(outcome, expected):

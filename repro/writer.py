@@ -26,10 +26,11 @@ import torch.fx as fx
 from compiler.config_snapshot import config_lines
 from compiler.graph_code import forward_source, placeholders
 from compiler.inject import injection_source
+from compiler.ladder import tolerances
 from compiler.oracle import clone_inputs
 from compiler.signature import rung_of
 from repro.annotate import annotate_forward, describe_run
-from repro.checks import CRASHING, WHERE_HELPER, check_lines, child_block, eager_facts, tolerance
+from repro.checks import CRASHING, WHERE_HELPER, check_lines, child_block, eager_facts
 from repro.info import ReproInfo
 from repro.inputs import describe, plan_inputs, save_inputs
 from repro.manifest import REPRO, write_manifest
@@ -90,9 +91,9 @@ def oracle_summary(info: ReproInfo, dtypes: list) -> str:
     if any(not (d.is_floating_point or d.is_complex) for d in dtypes):
         parts.append("integer/bool outputs exact")
     for d in sorted({d for d in dtypes if d.is_floating_point}, key=str):
-        atol, rtol, multiplier = tolerance(info, d)
+        atol, rtol, multiplier = tolerances(d, info.judging)
         text = f"{str(d).replace('torch.', '')} allclose(atol={atol:g}, rtol={rtol:g})"
-        parts.append(text if info.strict else f"{text} or RMSE vs fp64 within {multiplier:g}x eager's")
+        parts.append(text if info.judging.strict else f"{text} or RMSE vs fp64 within {multiplier:g}x eager's")
     return "; ".join(parts) or "compiled must run like eager"
 
 
@@ -111,13 +112,11 @@ def context_of(info: ReproInfo, device: str) -> dict:
 
 def check_args(info: ReproInfo) -> dict:
     """How the tool's own oracle judges this repro (repro/runner.py)."""
-    args = {"stage": info.stage, "expected": info.signature, "atol": info.atol, "rtol": info.rtol}
-    if info.strict:
-        args["strict"] = True
+    judging = info.judging.to_dict()  # atol, rtol always; strict and ignore where set
+    args = {"stage": info.stage, "expected": info.signature, "atol": judging["atol"], "rtol": judging["rtol"]}
+    args.update({k: judging[k] for k in ("strict", "ignore") if judging[k]})
     if info.seed is not None:
         args["seed"] = info.seed
-    if info.ignore:
-        args["ignore"] = list(info.ignore)
     return args
 
 

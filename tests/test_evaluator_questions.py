@@ -11,9 +11,10 @@ import pytest
 import torch
 import torch.fx as fx
 
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.reduce.budget import Budget, Guarded
 from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 
 
@@ -41,7 +42,7 @@ def _graph() -> fx.GraphModule:
 
 
 def _evaluator(answer: dict) -> Evaluator:
-    return Evaluator(AnsweringPool(answer), Path("/nowhere"), CompileSpec(), [], signature="accuracy@inductor")
+    return Evaluator(AnsweringPool(answer), Path("/nowhere"), CompileSetup(CompileSpec(), []), signature="accuracy@inductor")
 
 
 FAILS = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor", "seconds": 0.5}
@@ -121,3 +122,17 @@ def test_a_graphs_first_check_may_take_as_long_as_several_of_the_scripts_runs():
     assert first_check_limit(300.0, 5.0, 1800.0) == 300.0  # a small script: a candidate's limit
     assert first_check_limit(300.0, 62.0, 1800.0) == 620.0  # that model's capture: ten of its runs
     assert first_check_limit(300.0, 1800.0, 1800.0) == 1800.0  # a hanging script: never past its own limit
+
+
+def test_an_answer_reads_its_wire_form_and_gives_it_back():
+    """The evaluator reads a worker's answer through Answer: the fields that decide a verdict
+    and what it cost by name, the rest kept as they came (the cache and checkpoints hold dicts)."""
+    wire = {"status": "fail", "kind": "accuracy", "signature": "accuracy@inductor|values", "message": "out differs",
+            "metrics": [{"ok": False}], "wall": 0.5, "runs": [{"status": "fail"}, {"status": "pass"}]}
+    answer = Answer.from_wire(wire)
+    assert answer.failed and answer.signature == "accuracy@inductor|values" and answer.to_wire() == wire
+    assert answer.runs == wire["runs"] and answer.extra["metrics"] == [{"ok": False}]
+    assert answer.compiles_spent == 1 and answer.duration == 0.5
+    assert Answer.from_wire({"status": "ok", "compiles": 0}).compiles_spent == 0  # a kernels job builds nothing
+    assert Answer.from_wire({"status": "fail", "kind": "eager_error"}).compiles_spent == 0
+    assert Answer.from_wire({"status": "pass"}).runs == [{}]

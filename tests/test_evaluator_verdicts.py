@@ -5,7 +5,7 @@ import torch
 import torch.fx as fx
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
 from minifier.reduce.graph_edit import rebuild
 from minifier.pipeline import record_values
@@ -34,7 +34,7 @@ def test_a_different_exception_does_not_reproduce(pool, tmp_path):
 
     gm, values = _case(f, [torch.randn(16)], tmp_path)
     spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"})
-    ev = Evaluator(pool, tmp_path, spec, [Injection("sign", template="undefined_fn({x})").to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(spec, [Injection("sign", template="undefined_fn({x})").to_dict()]), signature="")
     relu_only = rebuild(gm, cut={"sign"}, values=values)
     sign_only = rebuild(gm, cut={"relu"}, values=values)
     first, second = ev.outcomes([relu_only, sign_only])
@@ -52,7 +52,7 @@ def test_accuracy_bug_that_moved_to_another_op_does_not_reproduce(pool, tmp_path
     gm, values = _case(f, [torch.randn(16), torch.randn(16)], tmp_path)
     spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy",
                                "cpp.inject_log1p_bug_TESTING_ONLY": "accuracy"})
-    ev = Evaluator(pool, tmp_path, spec, [], signature="accuracy@inductor", culprit="relu")
+    ev = Evaluator(pool, tmp_path, CompileSetup(spec, []), signature="accuracy@inductor", culprit="relu")
     assert ev.test(rebuild(gm, cut={"log1p"}, values=values)) == REPRODUCES
     assert ev.test(rebuild(gm, cut={"relu"}, values=values)) == PASSES
 
@@ -65,8 +65,8 @@ def test_workers_killed_by_crashes_are_replaced_and_answers_stay_right(tmp_path)
     pool = WorkerPool(1, tmp_path / "logs")
     try:
         abort = Injection("relu", "runtime_error", paths=("cpp", "cppvec"))  # `throw 1` in OpenMP: SIGABRT
-        crashing = Evaluator(pool, tmp_path, CompileSpec(), [abort.to_dict()], signature="")
-        honest = Evaluator(pool, tmp_path, CompileSpec(), [], signature="")
+        crashing = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [abort.to_dict()]), signature="")
+        honest = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), []), signature="")
         for _ in range(3):  # the first replacement is started cold, later ones are the warmed spare
             answer = crashing.outcomes([gm])[0]
             crashing.cache.clear()
@@ -90,7 +90,7 @@ def test_a_prefetched_check_on_two_kernel_threads_answers_the_plain_question(poo
 
     gm, values = _case(f, [torch.randn(64), torch.randn(64)], tmp_path)
     spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
-    ev = Evaluator(pool, tmp_path, spec, [], signature="accuracy@inductor")
+    ev = Evaluator(pool, tmp_path, CompileSetup(spec, []), signature="accuracy@inductor")
     ev.prefetch([(gm, "inductor", 0, {"kernel_threads": 2})])
     threaded = ev.outcomes([gm], stage="inductor")[0]
     assert ev.compiles == 1 and ev.cache_hits == 0
@@ -112,7 +112,7 @@ def test_divergence_is_found_in_a_graph_that_also_writes_to_its_inputs(pool, tmp
         return torch.sigmoid(h) + 1
 
     gm, values = _case(f, [torch.randn(8, 16), torch.zeros(16)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sigmoid").to_dict()], signature="accuracy@inductor")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [Injection("sigmoid").to_dict()]), signature="accuracy@inductor")
     divergence = find_divergence(gm, ev, values)
     assert divergence is not None and divergence.roots == ["sigmoid"]
 
@@ -135,9 +135,9 @@ def test_a_graph_captured_under_autocast_is_checked_under_autocast(pool, tmp_pat
     assert values["matmul"].dtype == torch.bfloat16
     torch.save(values, tmp_path / "values.pt")
     bug = [Injection("erf").to_dict()]
-    plain = Evaluator(pool, tmp_path, CompileSpec(), bug, signature="accuracy@inductor")
+    plain = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), bug), signature="accuracy@inductor")
     assert plain.outcomes([gm])[0]["status"] == "invalid"  # eager itself cannot run it
-    ev = Evaluator(pool, tmp_path, CompileSpec(), bug, signature="accuracy@inductor", context=context)
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), bug, context), signature="accuracy@inductor")
     assert ev.test(gm) == REPRODUCES
 
 
@@ -147,7 +147,7 @@ def test_repeats_compile_once_and_judge_every_run(pool, tmp_path):
         return torch.relu(x) * 2
 
     gm, values = _case(f, [torch.randn(64)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("relu").to_dict()], signature="accuracy@inductor")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [Injection("relu").to_dict()]), signature="accuracy@inductor")
     answers = ev.repeats(gm, 3)
     assert [ev.verdict(a) for a in answers] == [REPRODUCES] * 3
     assert all(a["seconds"] > 0 for a in answers)
@@ -164,7 +164,7 @@ def test_repeats_of_a_crash_each_take_a_worker_of_their_own(tmp_path):
     pool = WorkerPool(1, tmp_path / "logs")
     try:
         abort = Injection("relu", "runtime_error", paths=("cpp", "cppvec"))
-        ev = Evaluator(pool, tmp_path, CompileSpec(), [abort.to_dict()], signature="")
+        ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [abort.to_dict()]), signature="")
         answers = ev.repeats(gm, 3)
         assert [a["kind"] for a in answers] == ["crash"] * 3
         assert pool.restarts == 3
@@ -184,7 +184,7 @@ def test_a_bug_inside_a_fused_kernel_is_pinned_to_its_op(pool, tmp_path):
     from minifier.localize.divergence import find_divergence
 
     gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("relu").to_dict()], signature="accuracy@inductor")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [Injection("relu").to_dict()]), signature="accuracy@inductor")
     divergence = find_divergence(gm, ev, values)
     assert divergence is not None and divergence.how == "stored"
     assert divergence.roots == ["relu"]
@@ -199,7 +199,7 @@ def test_a_value_overwritten_in_place_is_seen_inside(pool, tmp_path):
     from minifier.localize.divergence import find_divergence
 
     gm, values = _case(_fused, [torch.randn(8, 16), torch.randn(16, 16)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("tanh").to_dict()], signature="accuracy@inductor")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [Injection("tanh").to_dict()]), signature="accuracy@inductor")
     divergence = find_divergence(gm, ev, values)
     assert divergence is not None and divergence.how == "stored" and divergence.roots == ["tanh"]
     assert divergence.metrics["matmul_1"]["ok"] and divergence.metrics["add"]["ok"]

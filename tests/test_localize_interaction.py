@@ -1,5 +1,10 @@
 """The subset search behind "these graphs fail only together", and how script runs end."""
-from minifier.program.interaction import ddmin, script_failure
+import torch
+
+from compiler.call_outputs import save_outputs
+from compiler.judging import Judging
+from minifier.localize.capture_run import Capture
+from minifier.program.interaction import ddmin, outputs_differ, script_failure
 
 
 def _counting(needed_any: list[set]):
@@ -34,3 +39,24 @@ def test_script_failure_lines():
     assert script_failure({"status": "exit", "code": 3}) == "exit status 3"
     assert script_failure({"status": "error", "type": "ValueError", "message": "bad\nmore"}) == "ValueError: bad"
     assert script_failure({"status": "crash", "message": "process died: SIGSEGV"}) == "process died: SIGSEGV"
+
+
+def _run_saving(folder, out):
+    """A finished run of a script whose one compiled function first returned `out`."""
+    save_outputs(folder / "calls" / "0.pt", out)
+    return Capture(graphs=[], script={"status": "ok"}, seconds=0.0, folder=folder)
+
+
+def test_the_program_level_comparison_judges_as_the_run_does(tmp_path):
+    """The script's outputs, compiled against eager, are judged with the run's Judging (carried
+    whole from its options): one ulp apart is within the tolerances but fails --strict's equal
+    bits, and the user's --atol lets a larger difference pass."""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    eager = _run_saving(tmp_path / "eager", x)
+    ulp = _run_saving(tmp_path / "ulp", torch.nextafter(x, torch.full_like(x, 4.0)))
+    off = _run_saving(tmp_path / "off", x + 1e-2)
+    assert outputs_differ(ulp, eager) is None
+    strict = outputs_differ(ulp, eager, Judging(strict=True))
+    assert strict is not None and strict.how == "outputs" and strict.metrics[0]["rung"] == "bitwise"
+    assert outputs_differ(off, eager) is not None
+    assert outputs_differ(off, eager, Judging(atol=0.1)) is None

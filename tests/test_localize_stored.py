@@ -7,7 +7,7 @@ import torch
 import torch.fx as fx
 
 from compiler import kernels, settings
-from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
+from compiler.stages import CompileSetup, CompileSpec, compile_for_stage, fresh_compile_state
 from minifier.localize.graph_values import record_values
 from minifier.localize.nodes import exposed_nodes, stored_nodes
 from minifier.reduce.graph_edit import rebuild
@@ -72,7 +72,7 @@ def test_an_activation_over_a_linears_output_is_the_root_without_a_kernel_built(
     save_values(values, tmp_path / "values.pt")
     for p in gm.graph.find_nodes(op="placeholder"):
         p.meta["value"] = p.name
-    ev = Evaluator(None, tmp_path, spec, [], signature="accuracy@inductor")
+    ev = Evaluator(None, tmp_path, CompileSetup(spec, []), signature="accuracy@inductor")
     _, stage, _, how = divergence_question(gm)
     with kernels.recorded_kernels() as seen:
         answer = run_divergence(ev.job(gm, stage, **how), CaseValues())

@@ -182,7 +182,7 @@ def test_a_checks_kernel_map_spares_the_divergence_job_its_codegen(tmp_path):
     that map finds the same first divergent node without generating the code again. The graph
     is named as a piece is (numbered from the whole graph), which Dynamo of 2.13 keeps: the
     kernels' nodes are found under those names, and the stored values find the root."""
-    from compiler.stages import CompileSpec
+    from compiler.stages import CompileSetup, CompileSpec
     from minifier.localize.divergence_worker import run_divergence
     from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
     from minifier.workers.protocol import CaseValues
@@ -201,7 +201,7 @@ def test_a_checks_kernel_map_spares_the_divergence_job_its_codegen(tmp_path):
     for p in gm.graph.find_nodes(op="placeholder"):
         p.meta["value"] = p.name
     spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
-    ev = Evaluator(None, tmp_path, spec, [], signature="accuracy@inductor")
+    ev = Evaluator(None, tmp_path, CompileSetup(spec, []), signature="accuracy@inductor")
     case = CaseValues()
     _, stage, _, how = repeats_question(gm, 1, kernel_map=True)
     checked = run_check(ev.job(gm, stage, **how), case)
@@ -260,11 +260,11 @@ def test_a_piece_that_passes_with_a_known_bugs_op_masked_is_not_confirmed_again(
 def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them():
     from pathlib import Path
 
-    from compiler.stages import CompileSpec
+    from compiler.stages import CompileSetup, CompileSpec
     from minifier.localize.pieces import for_pieces
     from minifier.workers.evaluate import Evaluator
 
-    ev = Evaluator(None, Path("/nowhere"), CompileSpec(), [], signature="")
+    ev = Evaluator(None, Path("/nowhere"), CompileSetup(CompileSpec(), []), signature="")
     assert for_pieces(ev, "accuracy@inductor").ignore == ("signed_zero", "layout")
     assert for_pieces(ev, "layout@inductor|layout").ignore == ("signed_zero",)
     assert for_pieces(ev, "accuracy@inductor|signed_zero").ignore == ("layout",)
@@ -275,7 +275,7 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
     the piece's own check then judges them, and the divergence job on the failing piece finds its
     root from those metrics without compiling the piece again (issue 25: the piece's 41-op compile with
     the stored values exposed was the longest step after the capture)."""
-    from compiler.stages import CompileSpec
+    from compiler.stages import CompileSetup, CompileSpec
     from minifier.localize.divergence_worker import run_divergence
     from minifier.localize.nodes import observed, output_names
     from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
@@ -297,7 +297,7 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
     for p in gm.graph.find_nodes(op="placeholder"):
         p.meta["value"] = p.name
     spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
-    ev, case = Evaluator(None, tmp_path, spec, [], signature="accuracy@inductor"), CaseValues()
+    ev, case = Evaluator(None, tmp_path, CompileSetup(spec, []), signature="accuracy@inductor"), CaseValues()
 
     def check(graph):
         _, stage, _, how = repeats_question(graph, 1, kernel_map=True)
@@ -339,7 +339,7 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
 def test_a_check_until_pass_runs_no_more_after_a_pass_and_all_while_it_fails(tmp_path):
     """A piece whose first run passes is not the failure: its other k-1 runs would only judge
     its outputs again (minutes on a model with big activations)."""
-    from compiler.stages import CompileSpec
+    from compiler.stages import CompileSetup, CompileSpec
     from minifier.workers.evaluate import Evaluator, repeats_question
     from minifier.workers.protocol import CaseValues
     from minifier.workers.worker import run_check
@@ -352,7 +352,7 @@ def test_a_check_until_pass_runs_no_more_after_a_pass_and_all_while_it_fails(tmp
     case = CaseValues()
 
     def runs(config: dict) -> int:
-        ev = Evaluator(None, tmp_path, CompileSpec(config=config), [], signature="accuracy@inductor")
+        ev = Evaluator(None, tmp_path, CompileSetup(CompileSpec(config=config), []), signature="accuracy@inductor")
         _, stage, _, how = repeats_question(gm, 3, until_pass=True)
         answer = run_check(ev.job(gm, stage, **how), case)
         return len(answer.get("runs", [answer]))

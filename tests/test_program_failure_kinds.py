@@ -8,6 +8,7 @@ to a resize_ whose unset memory differed now and then, a repro that did not veri
 """
 from types import SimpleNamespace
 
+from compiler.judging import Judging
 from minifier.localize.capture_run import run_capture
 from minifier.program import interaction
 from minifier.program.instrument import MARKS, RunResult
@@ -28,8 +29,8 @@ def test_a_graph_that_raised_inside_torch_func_fails_the_program_end_to_end(tmp_
     assert [g.failure["kind"] for g in capture.graphs if g.failure] == ["compile_error"]
     assert capture.script["status"] == "ok"  # the graph fell back to eager: the script ran to its end
     assert interaction.end_to_end_failure(capture, eager) is None
-    opts = SimpleNamespace(program=None, script=script, script_args=[], timeout=300, injections=[], atol=None,
-                           rtol=None)
+    opts = SimpleNamespace(program=None, script=script, script_args=[], timeout=300, injections=[],
+                           judging=Judging())
     report = {}
     e2e = _raised_when_compiled(SimpleNamespace(opts=opts, work=work), capture, eager, report)
     assert e2e is not None and e2e.how == "script" and "CppCompileError" in e2e.message, e2e

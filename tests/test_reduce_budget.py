@@ -9,7 +9,7 @@ import torch
 import torch.fx as fx
 
 from compiler.graph_code import module_source
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.reduce.checkpoint import FILE
 from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.reduce.graph_edit import canonical, input_ref, op_nodes, placeholders
@@ -47,7 +47,7 @@ def case(tmp_path):
 
 
 def _evaluator(pool, folder):
-    return Evaluator(pool, folder, SPEC, [], signature="accuracy@inductor")
+    return Evaluator(pool, folder, CompileSetup(SPEC, []), signature="accuracy@inductor")
 
 
 def _final(gm):

@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 import torch.fx as fx
 
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.localize.graph_values import record_values
 from minifier.reduce.graph_edit import op_names
 from minifier.reduce.passes import Context
@@ -28,7 +28,7 @@ def _case():
 
 def _reduce(folder: Path, guess_ahead: bool) -> tuple[list[str], list[str], fx.GraphModule]:
     gm, values = _case()
-    ev = Evaluator(AnsweringPool(FAILS), folder, CompileSpec(), [], signature="accuracy@inductor")
+    ev = Evaluator(AnsweringPool(FAILS), folder, CompileSetup(CompileSpec(), []), signature="accuracy@inductor")
     ev = with_candidate_check(ev, gm, values)
     ctx = Context(values=values, kind="accuracy", window=1)
     ctx.notes["first_divergent"] = "relu"

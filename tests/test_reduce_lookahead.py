@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 import torch.fx as fx
 
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.localize.graph_values import record_values
 from minifier.reduce.bugs import ask_input_passes_ahead
 from minifier.reduce.graph_edit import op_names, placeholders
@@ -33,7 +33,7 @@ def _case():
 
 def _reduce(folder: Path, ahead: bool) -> tuple[list[str], list[str], fx.GraphModule]:
     gm, values = _case()
-    ev = Evaluator(AnsweringPool(ASSERTS), folder, CompileSpec(), [], signature=ASSERTS["signature"])
+    ev = Evaluator(AnsweringPool(ASSERTS), folder, CompileSetup(CompileSpec(), []), signature=ASSERTS["signature"])
     ev = with_candidate_check(ev, gm, values)
     ctx = Context(values=values, kind="runtime_error", window=1)
     sent = []  # jobs sent once the hook before shrink_shapes' first run returned

@@ -9,7 +9,7 @@ import torch
 import torch.fx as fx
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.reduce.input_transforms import step_of
 from minifier.reduce.graph_edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
@@ -62,7 +62,7 @@ def test_fusion_bug_reduces_to_the_two_fused_ops_independent_of_window(pool, tmp
     gm, values = _case(_model, [torch.randn(8, 64), torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
     results = []
     for window in (1, 2):
-        ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+        ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [FUSED_RELU.to_dict()]), signature="")
         ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
         assert ev.signature.startswith("accuracy@")
         assert ev.test(rebuild(gm, cut={"mul"}, values=values)) != REPRODUCES  # relu alone is fine
@@ -87,7 +87,7 @@ def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path, window):
         return torch.relu((x * w).view(4, 2, 64))
 
     gm, values = _case(f, [torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [FUSED_RELU.to_dict()]), signature="")
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     ev = ev.for_bug(ev.stage, ev.signature, validate=validator(values))
     jobs_before = sum(w.jobs for w in list(pool.idle.queue))
@@ -110,7 +110,7 @@ def test_an_op_returning_a_tuple_goes_once_its_items_are_inputs(pool, tmp_path):
         return torch.relu(a * b)
 
     gm, values = _case(glu, [torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [FUSED_RELU.to_dict()]), signature="")
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     small = reduce_graph(gm, ev, Context(values=values, kind="accuracy", window=2))
@@ -129,7 +129,7 @@ def _strided_log1p(x):
 
 def test_a_pointwise_op_folds_into_a_strided_input_and_keeps_its_code_path(pool, tmp_path):
     gm, values = _case(_strided_log1p, [torch.randn(8, 64)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [SCALAR_LOG1P.to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [SCALAR_LOG1P.to_dict()]), signature="")
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     abs_name = next(n.name for n in op_nodes(gm) if op_label(n) == "abs")
@@ -187,7 +187,7 @@ def test_a_conv_goes_as_a_channels_last_input_and_the_kernels_after_it_stay(pool
     inputs = [torch.randn(1, 3, 8, 8), torch.randn(8, 3, 3, 3), torch.randn(8), torch.rand(8) + 0.5,
               torch.randn(4, 8, 3, 3)]
     gm, values = _case(f, inputs, tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [Injection("sqrt", paths=("cppvec",)).to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [Injection("sqrt", paths=("cppvec",)).to_dict()]), signature="")
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])
     assert ev.signature.startswith("accuracy@")
     conv = next(n.name for n in op_nodes(gm) if op_label(n) == "conv2d")
@@ -205,7 +205,7 @@ def test_the_first_reproducing_candidate_does_not_wait_for_those_after_it(pool, 
     6.5 s on the H100 where the shorter one that decided took 1 s). Their answers, once in, still
     fill the cache and count as compiles."""
     gm, values = _case(_model, [torch.randn(8, 64), torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
-    ev = Evaluator(pool, tmp_path, CompileSpec(), [FUSED_RELU.to_dict()], signature="")
+    ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), [FUSED_RELU.to_dict()]), signature="")
     ev = ev.for_bug("inductor", ev.outcomes([gm])[0]["signature"])  # answered: in the cache now
     later = _without(gm, "cos", values)
     assert ev.first_reproducing([gm, later]) == 0

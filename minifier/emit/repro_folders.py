@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
 from compiler.graph_code import TRACING
 from compiler import gpu_gate
 from minifier.phases import Phases
@@ -112,17 +111,15 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     """repro.py and its folder for `job.bug`; its path and the report row so far."""
     bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
     values = load_case_values(ev.case_dir)
-    record = next(g.record for g in capture.graphs if g.index == bug.graph)
-    spec, seed = ev.spec, None
+    spec, seed = ev.setup.spec, None
     if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does
-        spec, seed = CompileSpec.from_dict({**ev.spec.to_dict(), "config": {**ev.spec.config,
-                                                                            "fallback_random": True}}), 0
+        spec, seed = ev.setup.spec.seeded(), 0
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
                      message=final.get("message") or bug.message, spec=spec,
-                     injections=[Injection.from_dict(d) for d in ev.injections],
+                     injections=[Injection.from_dict(d) for d in ev.setup.injections],
                      source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
-                     atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed, ignore=opts.ignore,
-                     context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
+                     judging=opts.judging, seed=seed,
+                     context=ev.setup.context, script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
     repro = write_repro(folder, small, graph_inputs(small, values), info)
     manifest = json.loads((folder / "repro.json").read_text())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compiler.judging import Judging
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.pool import module_command
@@ -87,12 +88,12 @@ def run_capture(script: Launch | Path, args: list[str], folder: Path, log: Path,
 class CaptureOptions:
     """How the capture runs the script (see run_capture): `eager` compiles nothing; `injections`
     (spec strings) are planted first; `only`: compile just the graphs with these keys; `backend`:
-    compile everything with it; `ignore`: rungs of the ladder the capture's checks skip."""
+    compile everything with it; `judging`: how the capture's checks judge (the run's)."""
     eager: bool = False
     injections: list[str] = ()
     only: list[str] | None = None
     backend: str | None = None
-    ignore: tuple = ()
+    judging: Judging = Judging()
 
     def flags(self) -> list[str]:
         """compiler.capture's options for these (they go before its positionals)."""
@@ -100,7 +101,7 @@ class CaptureOptions:
                 *(["--only", ",".join(self.only)] if self.only is not None else []),
                 *(["--backend", self.backend] if self.backend is not None else []),
                 *[arg for spec in self.injections for arg in ("--inject", spec)],
-                *(["--ignore", ",".join(self.ignore)] if self.ignore else [])]
+                *(["--judging", json.dumps(self.judging.to_dict())] if self.judging != Judging() else [])]
 
 
 OUTPUT_CAP = 1 << 20  # bytes of the script's output kept in its log, at each end

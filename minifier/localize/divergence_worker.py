@@ -18,7 +18,7 @@ from compiler import inject
 from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, module_source, trace_module
 from compiler.kernels import Kernel, generated_code
-from compiler.oracle import check
+from compiler.oracle import judged_check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
 from minifier.localize.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
                                      node_kernel_map, observed, region_names, roots, stored_nodes)
@@ -37,7 +37,6 @@ class DivergenceJob:
         self.spec = CompileSpec.from_dict(job.spec)
         self.values = case_values.get(job.case_dir)
         self.injections = [inject.Injection.from_dict(d) for d in job.injections]
-        self.tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict, ignore=tuple(job.ignore))
         self.model = module_from_source(job.source)
         self.gm = renamed(trace_module(self.model), job.node_names, job.inputs)
         self.compiles = 0
@@ -74,8 +73,8 @@ class DivergenceJob:
         model = module_from_source(module_source(candidate))
         inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
         with self.compiling(inputs, self.job.kernel_threads):
-            outcome = check(model, inputs, compile_for_stage(model, "inductor", self.spec), stage="inductor",
-                            **self.tolerance)
+            outcome = judged_check(model, inputs, compile_for_stage(model, "inductor", self.spec), "inductor",
+                                   self.job.judging)
         return outcome.__dict__
 
     def answer(self, found: list[str], metrics: dict, how: str) -> dict:

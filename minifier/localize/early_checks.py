@@ -27,7 +27,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.localize.pieces import MIN_OPS
 from minifier.reduce.graph_edit import op_nodes
-from minifier.workers.evaluate import Evaluator, repeats_question, tries_questions
+from minifier.workers.evaluate import Evaluator, Question, repeats_question, tries_questions
 
 EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before
 POLL_SECONDS = 0.05
@@ -52,7 +52,7 @@ def wanted(choice: bool | None, cores: int, gpu: bool = False) -> bool:
     return choice if choice is not None else cores >= 4 and not gpu
 
 
-def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:
+def first_questions(gm: fx.GraphModule, tries: int) -> list[Question]:
     """What confirming any failure of `gm` asks first, in the order workers take them: its
     replay, its further tries, each in a process of its own (asked where the first replay ends
     its process: a crash, a device-side assert, a compile error; where it ran every try itself,
@@ -64,7 +64,7 @@ def first_questions(gm: fx.GraphModule, tries: int) -> list[tuple]:
     if len(op_nodes(gm)) >= MIN_OPS:
         return []
     return [repeats_question(gm, tries)] + tries_questions(gm, 1, tries) \
-        + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+        + [Question(gm, stage) for stage in STAGES if stage != "inductor"]
 
 
 class EarlyChecks:

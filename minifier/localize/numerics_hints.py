@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from compiler.context import graph_modes
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from compiler.subsystems import config_defaults
 from minifier.localize.graph_values import load_graph, record_values
 from minifier.workers.evaluate import Evaluator
@@ -61,7 +61,7 @@ def _verified_config_hints(record, pool, work: Path, say) -> list[dict]:
     for key, value in tries.items():
         say(f"graph {record.index}: does {key} = {value!r} make compiled match eager?")
         tried = CompileSpec.from_dict({**spec.to_dict(), "config": {**spec.config, key: value}})
-        ev = Evaluator(pool, case_dir, tried, record.record.get("injections") or [], signature="", context=context)
+        ev = Evaluator(pool, case_dir, CompileSetup(tried, record.record.get("injections") or [], context), signature="")
         answer = ev.outcomes([gm])[0]
         if answer.get("status") == "pass" and not answer.get("kind"):
             hints.append({"config": key, "value": value,

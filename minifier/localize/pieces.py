@@ -137,5 +137,5 @@ def for_pieces(ev: Evaluator, signature: str) -> Evaluator:
     strides than eager's, which the next matmul does not mind), so those rungs are not judged,
     unless the script's failure is one of them. A graph output the script's run saw wrong
     there is searched on its own afterwards (minifier.reduce.unjudged_outputs)."""
-    skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.ignore)
-    return replace(ev, ignore=(*ev.ignore, *skip)) if skip else ev
+    skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.judging.ignore)
+    return replace(ev, judging=ev.judging.ignoring(*skip)) if skip else ev

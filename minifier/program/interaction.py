@@ -24,7 +24,7 @@ import torch
 
 from minifier.localize.capture_run import Capture, run_capture
 from compiler.launch_form import Launch
-from compiler.ladder import Judging
+from compiler.judging import Judging
 from compiler.oracle import compare
 from compiler.signature import program_signature
 
@@ -104,15 +104,19 @@ def _numbers(folder: Path | None) -> list[int]:
     return sorted(int(p.stem) for p in folder.glob("*.pt") if p.stem.isdigit())
 
 
-def outputs_differ(run: Capture, eager: Capture, atol=None, rtol=None, only: int | None = None) -> EndToEnd | None:
-    """The first compiled function whose first outputs differ from the eager run's."""
+def outputs_differ(run: Capture, eager: Capture, judging: Judging = Judging(),
+                   only: int | None = None) -> EndToEnd | None:
+    """The first compiled function whose first outputs differ from the eager run's, judged as the
+    run judges (its tolerances, --strict's equal bits). No fp64 reference was saved, so values are
+    judged by the tolerances alone; no output is known exact or aliased, so the signed_zero and
+    layout rungs are not climbed here."""
     for number in _numbers(eager.calls_dir):
         if only is not None and number != only:
             continue
         expected, actual = _load(eager.calls_dir, number), _load(run.calls_dir, number)
         if actual is None:
             continue  # never called in this run: a script failure says more
-        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, Judging(atol, rtol, strict=True))
+        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, judging)
         if not ok:
             names = sorted(expected)
             for m in metrics:  # out[i] of the compared tuple -> the leaf's path in the real output
@@ -129,17 +133,17 @@ def _as_tuple(leaves: dict):
     return tuple(leaves[k] for k in sorted(leaves))
 
 
-def end_to_end_failure(run: Capture, eager: Capture, atol=None, rtol=None) -> EndToEnd | None:
+def end_to_end_failure(run: Capture, eager: Capture, judging: Judging = Judging()) -> EndToEnd | None:
     what = script_failure(run.script)
     if what is not None and what != script_failure(eager.script):
         return EndToEnd("script", what)
-    return outputs_differ(run, eager, atol, rtol)
+    return outputs_differ(run, eager, judging)
 
 
-def same_failure(run: Capture, eager: Capture, wanted: EndToEnd, atol=None, rtol=None) -> bool:
+def same_failure(run: Capture, eager: Capture, wanted: EndToEnd, judging: Judging = Judging()) -> bool:
     if wanted.how == "script":
         return script_failure(run.script) == wanted.message
-    return script_failure(run.script) is None and outputs_differ(run, eager, atol, rtol, wanted.callable) is not None
+    return script_failure(run.script) is None and outputs_differ(run, eager, judging, wanted.callable) is not None
 
 
 def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool]) -> list[T]:
@@ -191,7 +195,7 @@ class Rerun:
     injections: list[str] = field(default_factory=list)
 
 
-def find_interaction(rerun: Rerun, capture: Capture, eager: Capture, wanted: EndToEnd, atol=None, rtol=None,
+def find_interaction(rerun: Rerun, capture: Capture, eager: Capture, wanted: EndToEnd, judging: Judging = Judging(),
                      say: Callable[[str], None] = lambda s: None) -> Interaction:
     """Smallest set of graphs that must be compiled for `wanted` to show (the rest run eagerly)."""
     start = time.perf_counter()
@@ -207,7 +211,7 @@ def find_interaction(rerun: Rerun, capture: Capture, eager: Capture, wanted: End
             n = len(runs)
             run = run_capture(rerun.script, rerun.args, rerun.work / f"subset_{n}", rerun.work / f"subset_{n}.log",
                               rerun.timeout, injections=rerun.injections, only=sorted(chosen, key=keys.index))
-            cache[chosen] = same_failure(run, eager, wanted, atol, rtol)
+            cache[chosen] = same_failure(run, eager, wanted, judging)
             runs.append({"keys": sorted(chosen, key=keys.index), "fails": cache[chosen],
                          "seconds": round(run.seconds, 2)})
             say(f"  compiling graphs {', '.join(runs[-1]['keys']) or '(none)'}: "

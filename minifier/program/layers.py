@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from compiler.judging import Judging
 from compiler.launch_form import Launch
 from minifier.localize.capture_run import Capture, CaptureOptions, start_capture
 from minifier.program.interaction import EndToEnd, same_failure
@@ -41,7 +42,7 @@ def raised_in_dynamo(script: dict) -> bool:
 
 
 def blame_layer(script: Launch | Path, args: list[str], eager: Capture, wanted: EndToEnd, work: Path, timeout: float,
-                injections: list[str] = (), atol=None, rtol=None) -> Layer:
+                injections: list[str] = (), judging: Judging = Judging()) -> Layer:
     """Run the rungs side by side and return the first (in ladder order) that fails like `wanted`."""
     running = [(backend, start_capture(script, args, work / f"layer_{backend}", work / f"layer_{backend}.log",
                                        CaptureOptions(injections=injections, backend=backend)))
@@ -49,7 +50,7 @@ def blame_layer(script: Launch | Path, args: list[str], eager: Capture, wanted: 
     runs = []
     for backend, proc in running:
         run = proc.finish(timeout)
-        runs.append({"backend": backend, "fails": same_failure(run, eager, wanted, atol, rtol),
+        runs.append({"backend": backend, "fails": same_failure(run, eager, wanted, judging),
                      "seconds": round(run.seconds, 2)})
     first = next((i for i, r in enumerate(runs) if r["fails"]), None)
     if first is None:

@@ -69,7 +69,7 @@ def _raised_when_compiled(session: Session, capture: Capture, eager: Capture, re
     opts = session.opts
     compiled = run_capture(program_of(opts), opts.script_args, session.work / "compiled", session.work / "compiled.log",
                            opts.timeout, injections=opts.injections, only=[g.key for g in capture.graphs])
-    e2e = interaction.end_to_end_failure(compiled, eager, opts.atol, opts.rtol)
+    e2e = interaction.end_to_end_failure(compiled, eager, opts.judging)
     if e2e is None or e2e.how != "script":
         return None
     report["end_to_end"] = {**e2e.__dict__, "run": "every graph compiled, none falling back to eager"}
@@ -130,12 +130,12 @@ def _end_to_end(session: Session, capture: Capture, report: dict) -> tuple[Captu
     if fails_too is not None:
         raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {fails_too}",
                         EXIT_BAD_INPUT)
-    e2e = interaction.end_to_end_failure(capture, eager, opts.atol, opts.rtol)
+    e2e = interaction.end_to_end_failure(capture, eager, opts.judging)
     if e2e is not None and e2e.how == "outputs":
         again = run_capture(program_of(opts), opts.script_args, work / "eager2", work / "eager2.log",
                             opts.timeout, eager=True, injections=opts.injections)
         random = [g.index for g in capture.graphs if verdict_kind(g) == "nondeterministic"]
-        if random or interaction.outputs_differ(again, eager, opts.atol, opts.rtol, e2e.callable):
+        if random or interaction.outputs_differ(again, eager, opts.judging, e2e.callable):
             report["end_to_end"] = {**e2e.__dict__, "trusted": False,
                                     "why": f"graphs {random} draw random numbers" if random else
                                     "two runs with nothing compiled differ: the script is not deterministic"}
@@ -150,7 +150,7 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     with session.phases.timed("program layers"):
         layer = blame_layer(program_of(opts), opts.script_args, eager, e2e, work / "layers", opts.timeout,
-                            opts.injections, opts.atol, opts.rtol)
+                            opts.injections, opts.judging)
     if layer.backend is None and raised_in_dynamo(capture.script):  # Dynamo raised while tracing
         layer = Layer("Dynamo", "eager", layer.runs)
     # Numerics can only come from code other than eager's: not when Dynamo or AOTAutograd alone
@@ -173,7 +173,7 @@ def _graph_set(session: Session, capture: Capture, eager: Capture, e2e, report: 
     session.ui.step("finding the graphs that must be compiled together")
     rerun = interaction.Rerun(program_of(opts), opts.script_args, session.work / "subsets", opts.timeout,
                               opts.injections)
-    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.atol, opts.rtol, session.ui.step)
+    found = interaction.find_interaction(rerun, capture, eager, e2e, opts.judging, session.ui.step)
     report.update(interaction=found.to_dict(), failing_graphs=found.graphs)
     return found.graphs
 

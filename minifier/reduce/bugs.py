@@ -23,7 +23,8 @@ from minifier.phases import Phases
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.evaluate import (Evaluator, Question, divergence_question, repeats_question, stuck_after,
+                                       tries_questions)
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.reduce.budget import Budget
 from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
@@ -72,7 +73,7 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
 
 
 def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict,
-                       known_kernels: list | None = None, known_metrics: dict | None = None) -> list[tuple]:
+                       known_kernels: list | None = None, known_metrics: dict | None = None) -> list[Question]:
     """What confirming a bug leads to, asked for all at once so that the workers never wait on
     one another: for an accuracy failure where at Inductor it starts (minifier.localize.divergence:
     the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
@@ -84,7 +85,7 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     checks.append(repeats_question(gm, tries))
     if ends_its_process(signature):  # each further try in a process of its own: all asked at once
         checks += tries_questions(gm, 1, tries)
-    return checks + [(gm, stage, 0) for stage in STAGES if stage != "inductor"]
+    return checks + [Question(gm, stage) for stage in STAGES if stage != "inductor"]
 
 
 def ends_its_process(signature: str) -> bool:
@@ -130,7 +131,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             break
         ev = ev.for_bug("inductor", first_signature)
         if masked:
-            ev.prefetch([(current, None, 0)])
+            ev.prefetch([Question(current)])
             ev.kernels_ahead(kernels_later)
             answer = ev.outcomes([current])[0]
             if answer.get("status") != "fail":
@@ -269,7 +270,7 @@ def ask_input_passes_ahead(ev: Evaluator, ctx: Context) -> Callable[[str, fx.Gra
         nonlocal asked
         if not asked and name == INPUT_PASSES[0] and len(op_names(g)) == 1:
             asked = True
-            ev.prefetch([(q, None, 0) for q in likely_questions(g, ctx, ev.validate)])
+            ev.prefetch([Question(q) for q in likely_questions(g, ctx, ev.validate)])
     return before
 
 
@@ -283,7 +284,7 @@ def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Eva
     except ValueError:  # no recorded value to feed it
         return
     if op_names(after):
-        ev.prefetch([(after, "inductor", 0)])
+        ev.prefetch([Question(after, "inductor")])
 
 
 def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int,
@@ -321,7 +322,7 @@ def repeats_reading_stored(gm: fx.GraphModule, values: dict, ev: Evaluator, trie
         return None
     own = output_names(gm)
     wide = rebuild(gm, outputs=own + extra)
-    ev.prefetch([repeats_question(wide, tries, judged=len(own))] + [(gm, s, 0) for s in STAGES if s != "inductor"])
+    ev.prefetch([repeats_question(wide, tries, judged=len(own))] + [Question(gm, s) for s in STAGES if s != "inductor"])
     answers = ev.repeats(wide, tries, judged=len(own))
     if sum(1 for a in answers if ev.verdict(a) == "reproduces") < tries:
         return None
@@ -370,7 +371,7 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
     ctx = Context(values=values, kind=bug.kind, window=ev.pool.size)
     if bug.culprit:
         ctx.notes["first_divergent"] = bug.culprit
-        ev.prefetch([(candidate, None, 0) for candidate in likely_first(gm, ctx)])
+        ev.prefetch([Question(candidate) for candidate in likely_first(gm, ctx)])
     if meanwhile is not None:
         meanwhile()
     def progress(name: str, g: fx.GraphModule) -> None:

@@ -5,10 +5,12 @@ import json
 from pathlib import Path
 
 from minifier.report.cut import cut
+from minifier.report.schema import stamped
 
 
 def write_report(out: Path, report: dict) -> None:
-    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    """report.json, with its schema's version first (minifier/report/schema.py)."""
+    (out / "report.json").write_text(json.dumps(stamped(report), indent=1, default=str))
 
 
 def verdict_kind(g) -> str:

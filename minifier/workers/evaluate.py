@@ -10,18 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import torch.fx as fx
 
 from compiler.graph_code import module_source
-from compiler.stages import CompileSpec
+from compiler.judging import Judging
+from compiler.stages import CompileSetup
 from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 from minifier.workers.pool import WorkerPool
 
 REPRODUCES, PASSES, INVALID = "reproduces", "passes", "invalid"
-NO_COMPILE_KINDS = {"eager_error", "nondeterministic", "worker_error"}
 MIN_ADAPTIVE_TIMEOUT = 60.0
 
 
@@ -40,6 +41,21 @@ def first_check_limit(limit: float, script_seconds: float, script_limit: float) 
     a model under memory pressure a hang. `stuck_after` the script's run, never past the
     script's own limit (a hanging script ran until that)."""
     return max(limit, min(stuck_after(script_seconds), script_limit))
+
+
+class Question(NamedTuple):
+    """One question about a graph: does `gm` fail at `stage` (None: the evaluator's)? `repeat` > 0
+    asks it again instead of answering from the cache (flakiness); `how` sets other fields of
+    its Job (op, runs, node_names, kernel_threads, ...: minifier.workers.job)."""
+    gm: fx.GraphModule
+    stage: str | None = None
+    repeat: int = 0
+    how: dict | None = None
+
+
+def as_question(question: Question | tuple) -> Question:
+    """A Question, from one or from its fields in order."""
+    return question if isinstance(question, Question) else Question(*question)
 
 
 @dataclass
@@ -63,15 +79,10 @@ class Evaluator:
 
     pool: WorkerPool
     case_dir: Path
-    spec: CompileSpec
-    injections: list[dict]
+    setup: CompileSetup  # how the graph is compiled and run: spec, planted bugs, modes
     signature: str
     stage: str = "inductor"
-    atol: float | None = None
-    rtol: float | None = None
-    strict: bool = False
-    ignore: tuple = ()  # rungs of the oracle's ladder not to check
-    context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context): autocast, ...
+    judging: Judging = Judging()  # how outputs are judged: the run's tolerances, strict, rungs not checked
     culprit: str | None = None  # accuracy: the node where values first diverge must stay in the graph
     timeout: float | None = None  # per candidate; a candidate running longer is a hang
     validate: Callable[[fx.GraphModule], str | None] | None = None  # why a candidate cannot run, checked
@@ -88,6 +99,11 @@ class Evaluator:
         if unknown:
             raise TypeError(f"for_bug() sets stage, signature, culprit, timeout and validate, not {sorted(unknown)}")
         return replace(self, stage=stage, signature=signature, culprit=culprit, **limits)
+
+    @property
+    def ignore(self) -> tuple:
+        """The rungs of the oracle's ladder this evaluator does not check (its judging's)."""
+        return self.judging.ignore
 
     @property
     def compiles(self) -> int:
@@ -117,9 +133,8 @@ class Evaluator:
         check = how.get("op", "check") == "check"
         limit = (self.timeout or self.adaptive_timeout()) if check and (self.timeout or self.slowest) else None
         return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
-                   case_dir=str(self.case_dir), spec=self.spec.to_dict(), stage=stage or self.stage,
-                   injections=tuple(self.injections), atol=self.atol, rtol=self.rtol, strict=self.strict,
-                   ignore=tuple(self.ignore), context=self.context, repeat=repeat, **{"timeout": limit, **how})
+                   case_dir=str(self.case_dir), spec=self.setup.spec.to_dict(), stage=stage or self.stage,
+                   injections=self.setup.injections, judging=self.judging, context=self.setup.context, repeat=repeat, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than
@@ -129,11 +144,11 @@ class Evaluator:
     def outcomes(self, gms: list[fx.GraphModule], stage: str | None = None, repeat: int = 0) -> list[dict]:
         """Check candidates on as many workers as there are, answers in the given order.
         `repeat` > 0 asks again instead of answering from the cache (flakiness checks)."""
-        return self._answers([(gm, stage, repeat) for gm in gms])
+        return self._answers([Question(gm, stage, repeat) for gm in gms])
 
     def outcomes_at(self, gm: fx.GraphModule, stages: list[str]) -> list[dict]:
         """One graph through several stages at once (the stage search), answers in order."""
-        return self._answers([(gm, stage, 0) for stage in stages])
+        return self._answers([Question(gm, stage) for stage in stages])
 
     def repeats(self, gm: fx.GraphModule, times: int, judged: int | None = None,
                 until_pass: bool = False) -> list[dict]:
@@ -146,8 +161,8 @@ class Evaluator:
         each verdict (Job.judged_outputs); `until_pass`: no run after one that passes (Job.until_pass)."""
         how = {"judged_outputs": judged} if judged else {}
         answer = self._answers([repeats_question(gm, times, judged=judged, until_pass=until_pass)])[0]
-        runs = [{**answer, **run} for run in answer.get("runs", [{}])]
-        if until_pass and runs[-1].get("status") == "pass":
+        runs = [{**answer, **run} for run in Answer.from_wire(answer).runs]
+        if until_pass and Answer.from_wire(runs[-1]).status == "pass":
             return runs
         return runs + self._answers(tries_questions(gm, len(runs), times, how))
 
@@ -171,37 +186,37 @@ class Evaluator:
         divergence = self.cached(divergence_question(gm)) or {}
         return divergence if "kernels" in divergence else None
 
-    def cached(self, question: tuple) -> dict | None:
-        """The answer to a (graph, stage, repeat[, how]) question if it was already asked, else None:
+    def cached(self, question: Question) -> dict | None:
+        """The answer to `question` if it was already asked, else None:
         for work that can reuse another question's answer (localization reads the kernels a
         divergence job generated) but should not ask it anew."""
         (_, job), = self._jobs([question])
         return self.cache.get(job.key())
 
-    def outcomes_of(self, questions: list[tuple]) -> list[dict]:
-        """Answers to (graph, stage, repeat[, how]) questions, in order: from the cache, from the
+    def outcomes_of(self, questions: list[Question]) -> list[dict]:
+        """Answers to `questions`, in order: from the cache, from the
         jobs sent ahead for them, or asked now."""
         return self._answers(questions)
 
-    def asked(self, question: tuple) -> bool:
+    def asked(self, question: Question) -> bool:
         """Whether the question was asked already (answered, or sent ahead and on its way)."""
         (_, job), = self._jobs([question])
         return job.key() in self.cache or job.key() in self.inflight
 
-    def answer_as(self, question: tuple, answer: dict) -> None:
+    def answer_as(self, question: Question, answer: dict) -> None:
         """Take `answer` as the answer to `question` without asking it: another question's
         answer already says it (a check judged on a graph's own outputs, asked of that graph
         with values it stores anyway as further outputs)."""
         (_, job), = self._jobs([question])
         self.cache.setdefault(job.key(), answer)
 
-    def prefetch(self, questions: list[tuple]) -> None:
-        """Send (graph, stage, repeat) questions to the workers now, ahead of being asked: a
+    def prefetch(self, questions: list[Question]) -> None:
+        """Send `questions` to the workers now, ahead of being asked: a
         later `outcomes`, `outcomes_at` or `repeats` with the same question takes its answer.
         This is how checks whose need is likely but not yet certain overlap with the ones
-        being waited on; `abandon` forgets those never asked. A question may carry a fourth
-        item, options for how (not what) to check: {"kernel_threads": 2} for one long compile
-        that would otherwise leave a core idle."""
+        being waited on; `abandon` forgets those never asked. A question's `how` may say how (not
+        what) to check: {"kernel_threads": 2} for one long compile that would otherwise leave a
+        core idle."""
         self._submit(self._jobs(questions))
 
     def abandon(self) -> None:
@@ -225,17 +240,18 @@ class Evaluator:
         known once every one before it has answered, so those after it are not waited for: a
         slow one (a prefix that builds many kernels) no longer holds up the search; they finish
         on their workers and their answers fill the cache."""
-        keys = self._submit(self._jobs([(gm, None, 0) for gm in gms]))
+        keys = self._submit(self._jobs([Question(gm) for gm in gms]))
         for i, gm in enumerate(gms):
-            if self.verdict(self._answers([(gm, None, 0)])[0], gm) == REPRODUCES:
+            if self.verdict(self._answers([Question(gm)])[0], gm) == REPRODUCES:
                 for key in keys[i + 1:]:
                     self._record_when_done(key)
                 return i
         return None
 
-    def _jobs(self, questions: list[tuple]) -> list[tuple[fx.GraphModule, Job]]:
-        """Each (graph, stage, repeat[, how]) question as its graph and its one Job."""
-        return [(gm, self.job(gm, stage, repeat, **(how[0] if how else {}))) for gm, stage, repeat, *how in questions]
+    def _jobs(self, questions: list[Question]) -> list[tuple[fx.GraphModule, Job]]:
+        """Each question as its graph and its one Job."""
+        asked = [as_question(q) for q in questions]
+        return [(q.gm, self.job(q.gm, q.stage, q.repeat, **(q.how or {}))) for q in asked]
 
     def _submit(self, asked: list[tuple[fx.GraphModule, Job]]) -> list[str]:
         keys = []
@@ -247,12 +263,12 @@ class Evaluator:
             why = self.validate(gm) if self.validate is not None else None
             if why:
                 self.counters.rejected += 1
-                self.cache[key] = {"status": "invalid", "kind": "invalid_graph", "message": why}
+                self.cache[key] = Answer("invalid", "invalid_graph", message=why).to_wire()
             else:
                 self.inflight[key] = self.pool.submit(job.to_dict())
         return keys
 
-    def _answers(self, questions: list[tuple]) -> list[dict]:
+    def _answers(self, questions: list[Question]) -> list[dict]:
         asked = self._jobs(questions)
         hits = sum(1 for _, job in asked if job.key() in self.cache)
         keys = self._submit(asked)
@@ -265,25 +281,25 @@ class Evaluator:
                     self._record(key, answer)
         return [self.cache[key] for key in keys]
 
-    def _record(self, key: str, answer: dict) -> None:
-        counters = self.counters
-        if answer.get("kind") not in NO_COMPILE_KINDS:
-            counters.compiles += answer.get("compiles", 1)
-        self.cache[key] = answer
-        if answer.get("kind") != "hang" and answer.get("compiles", 1):  # a kernels job sets no time limit
-            counters.slowest = max(counters.slowest, float(answer.get("wall") or answer.get("seconds") or 0.0))
-        counters.log.append({"key": key, "status": answer.get("status"), "kind": answer.get("kind"),
-                         "seconds": round(answer.get("seconds", 0.0), 3)})
+    def _record(self, key: str, wire: dict) -> None:
+        counters, answer = self.counters, Answer.from_wire(wire)
+        counters.compiles += answer.compiles_spent
+        self.cache[key] = wire
+        if not answer.hung and answer.compiles != 0:  # a kernels job sets no time limit
+            counters.slowest = max(counters.slowest, answer.duration)
+        counters.log.append({"key": key, "status": answer.status, "kind": answer.kind,
+                             "seconds": round(answer.seconds or 0.0, 3)})
 
-    def verdict(self, answer: dict, gm: fx.GraphModule | None = None) -> str:
+    def verdict(self, wire: dict | Answer, gm: fx.GraphModule | None = None) -> str:
         """Same signature, and for accuracy the same first divergent node, or it is another bug."""
-        if answer.get("status") == "fail":
-            if answer.get("signature") != self.signature:
+        answer = wire if isinstance(wire, Answer) else Answer.from_wire(wire)
+        if answer.failed:
+            if answer.signature != self.signature:
                 return PASSES
             if self.culprit and gm is not None and self.culprit not in op_names(gm):
                 return PASSES
             return REPRODUCES
-        return INVALID if answer.get("status") == "invalid" else PASSES
+        return INVALID if answer.status == "invalid" else PASSES
 
     def test(self, gm: fx.GraphModule) -> str:
         return self.verdict(self.outcomes([gm])[0], gm)
@@ -293,34 +309,35 @@ class Evaluator:
 
 
 def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, judged: int | None = None,
-                     until_pass: bool = False) -> tuple:
+                     until_pass: bool = False) -> Question:
     """The question `Evaluator.repeats` asks first, for `prefetch`; `kernel_map`: the answer
     also holds the kernels built (for a divergence job on the same graph, see below);
     `judged`: only the first outputs decide the verdict (Job.judged_outputs); `until_pass`:
     no run after one that passes (Job.until_pass)."""
-    return gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
-                         **({"judged_outputs": judged} if judged else {}), **({"until_pass": True} if until_pass else {})}
+    return Question(gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
+                                  **({"judged_outputs": judged} if judged else {}),
+                                  **({"until_pass": True} if until_pass else {})})
 
 
-def tries_questions(gm: fx.GraphModule, first: int, times: int, how: dict | None = None) -> list[tuple]:
+def tries_questions(gm: fx.GraphModule, first: int, times: int, how: dict | None = None) -> list[Question]:
     """The tries `Evaluator.repeats` asks as jobs of their own, each in a process that never saw
     the failure, after a first job that ran `first` of `times` runs (`how`: as `repeats` says)."""
-    return [(gm, None, r, how or {}) for r in range(first, times)]
+    return [Question(gm, None, r, how or {}) for r in range(first, times)]
 
 
-def kernels_question(gm: fx.GraphModule) -> tuple:
+def kernels_question(gm: fx.GraphModule) -> Question:
     """The kernels job `Evaluator.kernels` asks where no divergence job generated them."""
-    return gm, "inductor", 0, {"op": "kernels"}
+    return Question(gm, "inductor", 0, {"op": "kernels"})
 
 
 def divergence_question(gm: fx.GraphModule, known_kernels: list | None = None,
-                        known_metrics: dict | None = None) -> tuple:
+                        known_metrics: dict | None = None) -> Question:
     """The question `Evaluator.divergence` asks, for `prefetch`: its kernels that are new
     build on two threads (one long job that would otherwise leave a core idle). With the
     kernels an earlier check of `gm` recorded, it does not generate them again; with the
     metrics that check gave its outputs, it judges none of them again."""
     names = [n.name for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
-    return gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2,
-                               **({"known_kernels": known_kernels} if known_kernels else {}),
-                               **({"known_metrics": known_metrics} if known_metrics else {})}
+    return Question(gm, "inductor", 0, {"op": "divergence", "node_names": names, "kernel_threads": 2,
+                                        **({"known_kernels": known_kernels} if known_kernels else {}),
+                                        **({"known_metrics": known_metrics} if known_metrics else {})})
 

@@ -6,7 +6,7 @@ the modes the script ran under) and how to judge it (tolerances, runs). The eval
 fuzzer build one per question; it travels to the worker as `to_dict()` and is decoded there by
 `from_dict`. `key()` names what is asked, not how: the timeout and the kernel build threads
 are left out, so the same question asked with another limit is answered from the cache.
-Standard library only: the worker imports it before torch.
+Standard library only (and compiler.judging): the worker imports it before torch.
 """
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field, fields
 
+from compiler.judging import Judging
+
 # What every question's key holds; `op` joins it for a question other than a check, and `runs`
 # for more than one run (see `Job.key`).
 KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
-_TUPLES = ("inputs", "injections", "node_names", "ignore", "known_kernels")  # lists on the wire, tuples in a Job
+_TUPLES = ("inputs", "injections", "node_names", "known_kernels")  # lists on the wire, tuples in a Job
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,7 @@ class Job:
     stage: str = "inductor"
     op: str = "check"  # check | kernels | divergence
     injections: tuple = ()  # Injection.to_dict() of each planted bug
-    atol: float | None = None
-    rtol: float | None = None
-    strict: bool = False
-    ignore: tuple = ()  # rungs of the oracle's ladder the user turned off (compiler.rungs)
+    judging: Judging = Judging()  # tolerances, strict, rungs turned off; flat on the wire (atol, rtol, ...)
     context: dict = field(default_factory=dict)  # modes the graph ran under (compiler.context)
     repeat: int = 0  # > 0: the same question asked again (flakiness), not taken from the cache
     runs: int = 1  # compiled once, run this many times (the k-of-k rule)
@@ -59,17 +58,20 @@ class Job:
         `backward` and `judged_outputs` where they differ from a single forward check with the
         whole ladder)."""
         names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
-            + (("ignore",) if self.ignore else ()) + (("backward",) if self.backward else ()) \
+            + (("ignore",) if self.judging.ignore else ()) + (("backward",) if self.backward else ()) \
             + (("judged_outputs",) if self.judged_outputs else ())
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def to_dict(self) -> dict:
-        """The job as sent to a worker: plain lists and dicts, unset (None) fields left out."""
-        wire = {f.name: getattr(self, f.name) for f in fields(self)}
+        """The job as sent to a worker: plain lists and dicts, unset (None) fields left out; the
+        judging's fields sit beside the others (the keys of saved answers name them so)."""
+        wire = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "judging"}
+        wire = {**wire, **self.judging.to_dict()}
         return {k: list(v) if k in _TUPLES and v is not None else v for k, v in wire.items() if v is not None}
 
     @staticmethod
     def from_dict(wire: dict) -> "Job":
-        return Job(**{f.name: wire[f.name] for f in fields(Job) if f.name in wire})
+        own = {f.name: wire[f.name] for f in fields(Job) if f.name in wire and f.name != "judging"}
+        return Job(**own, judging=Judging.from_dict(wire))

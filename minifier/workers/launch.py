@@ -17,6 +17,7 @@ from pathlib import Path
 
 from compiler import gpu_gate, settings
 from compiler.gpu_slots import GPU_WORKERS, SLOTS
+from compiler.judging import Judging
 from compiler.launch_form import Launch, module_file, node_launch
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
@@ -54,16 +55,13 @@ class Options:
     script_args: list[str] = field(default_factory=list)
     out: Path | None = None
     jobs: int = field(default_factory=lambda: default_jobs())
-    atol: float | None = None
-    rtol: float | None = None
+    judging: Judging = Judging()  # --atol, --rtol, --strict, --ignore: how every output is judged, carried whole
     timeout: float = 1800.0  # the whole script under capture
     candidate_timeout: float = 300.0
     max_time: float | None = None
     max_compiles: int | None = None  # compiles the reduction may spend (over all bugs)
     resume: bool = False  # keep the work folder and continue from its checkpoints
     verify: bool = True
-    strict: bool = False  # judge floats by the tolerances alone, and bit for bit
-    ignore: tuple = ()  # rungs of the oracle's ladder not to check (compiler/rungs.py): signed_zero, layout
     repeat: int = 3  # the original failure must reproduce this many times out of as many
     hang_timeout: float = 60.0  # a candidate of a hang that runs longer than this hangs too
     injections: list[str] = field(default_factory=list)  # --inject specs, planted before the script runs
@@ -229,7 +227,7 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
     bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
     zygote = Zygote(work / "logs" / "zygote.log", hosted=True, cold=mode == "cold") if mode else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
-                            CaptureOptions(injections=opts.injections, ignore=opts.ignore), host=zygote)
+                            CaptureOptions(injections=opts.injections, judging=opts.judging), host=zygote)
     # Without a warm zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
     # begun now, beside the capture, not after this process has imported torch itself.
     workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]

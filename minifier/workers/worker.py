@@ -22,7 +22,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     from compiler import inject, kernels
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-    from compiler.oracle import check_against, expected_of, judging_of
+    from compiler.oracle import check_against, expected_of
     from compiler.context import graph_modes
     from compiler.grads import Backward, requiring_grad
 
@@ -30,7 +30,6 @@ def run_check(job: Job, values: CaseValues) -> dict:
     inputs = resolve_inputs(values.get(job.case_dir), job.inputs)
     model = module_from_source(job.source)
     injections = [inject.Injection.from_dict(d) for d in job.injections]
-    tolerance = dict(atol=job.atol, rtol=job.rtol, strict=job.strict, ignore=tuple(job.ignore))
     modes = lambda: graph_modes(job.context or {}, spec.grad_enabled, inputs)  # as the script ran it
     answers = []
     recording = kernels.recorded_kernels() if job.kernel_map and job.stage == "inductor" else contextlib.nullcontext([])
@@ -40,16 +39,16 @@ def run_check(job: Job, values: CaseValues) -> dict:
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
             expected = expected_of(model, inputs)  # eager and fp64 once; the compiled run each time
-            judging, outcomes = judging_of(**tolerance), []
+            outcomes = []
             for _ in range(job.runs):  # no run after one that killed the CUDA context
-                outcomes.append(check_against(expected, inputs, compiled, job.stage, judging))
+                outcomes.append(check_against(expected, inputs, compiled, job.stage, job.judging))
                 if cuda_context_poisoned(outcomes[-1].__dict__) or (job.until_pass and outcomes[-1].status == "pass"):
                     break
         for outcome in outcomes:
             seeded = outcome.kind == "nondeterministic"
             if seeded:
                 with modes():
-                    outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, tolerance)
+                    outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, job.judging)
             if job.judged_outputs:
                 outcome = judged_on_first(outcome, job.judged_outputs, job.stage)
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
@@ -74,20 +73,18 @@ def judged_on_first(outcome, count: int, stage: str):
     return replace(outcome_of(own_metrics(outcome.metrics, count), stage, outcome.reference), metrics=outcome.metrics)
 
 
-def recheck_seeded(model, inputs, spec, stage, outcome, tolerance):
+def recheck_seeded(model, inputs, spec, stage, outcome, judging):
     """Random ops: compare again from one seed with Inductor drawing numbers as eager does."""
-    from dataclasses import replace
-
     from compiler.grads import Backward
     from compiler.stages import compile_for_stage, fresh_compile_state
-    from compiler.oracle import check
+    from compiler.oracle import judged_check
 
-    seeded_spec = replace(spec, config={**spec.config, "fallback_random": True})
+    seeded_spec = spec.seeded()
     forward = model.fn if isinstance(model, Backward) else model
     with fresh_compile_state(seeded_spec):
         compiled = compile_for_stage(forward, stage, seeded_spec)
         compiled = Backward(compiled) if isinstance(model, Backward) else compiled
-        seeded = check(model, inputs, compiled, stage=stage, seed=0, **tolerance)
+        seeded = judged_check(model, inputs, compiled, stage, judging, seed=0)
     if seeded.status == "pass":
         outcome.message += ("; from one seed with fallback_random=True compiled matches eager: "
                             "only random-number generation differs, not a compiler bug")
