@@ -12,7 +12,8 @@ def findings_line(summary: dict) -> str:
     return "findings: " + "; ".join(parts) + " (ids and records in findings.json)"
 
 
-def main(argv: list[str], parser) -> int:
+def main(argv: list[str], command: tuple) -> int:
+    """`command`: (parser, options, validate) of minifier.fuzz.command."""
     from minifier.report.terminal import error_console, wide_console
 
     console, errors = wide_console(), error_console()
@@ -23,4 +24,4 @@ def main(argv: list[str], parser) -> int:
         from minifier.fuzz.recheck import main as recheck_main
         return recheck_main(argv[1:], console, errors)
     from minifier.fuzz.cluster import main as cluster_main
-    return cluster_main(argv, parser, console, errors)
+    return cluster_main(argv, command, console, errors)

@@ -114,7 +114,7 @@ def validate(opts: FuzzOptions, ns: argparse.Namespace) -> str | None:
 
 # What a fuzz run writes at the top of its folder; it empties work/, cases/, tests/ and bug-k/.
 FUZZ_OUTPUTS = ("fuzz.json", "fuzz.html", "fuzz.log", "replay.json", "replay.html", "replay.log", "replay", "work",
-                "cases", "tests", "examples-db", "findings.json", "findings")
+                "cases", "tests", "examples-db", "findings.json", "findings", "shards")
 
 
 def foreign_file(opts: FuzzOptions) -> str | None:
@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("merge", "recheck") or "--cluster" in argv:  # minifier.fuzz.campaign_command
-        return campaign_command.main(argv, parser)
+        return campaign_command.main(argv, (parser, options, validate))
     ns = parser().parse_args(argv)
     console, errors = wide_console(), error_console()
     if ns.list_ops:
