@@ -36,7 +36,7 @@ def _die_with_parent() -> None:
 def shard_task(args: list[str], shard: str, folder: str, cwd: str, root: str) -> dict:
     """Run on a worker: one shard of the campaign; its summary and finding records."""
     attempt = Path(folder) / uuid.uuid4().hex[:8]
-    attempt.parent.mkdir(parents=True, exist_ok=True)
+    attempt.mkdir(parents=True)  # at once: an attempt that is lost still leaves its (empty) folder
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
     start = time.monotonic()

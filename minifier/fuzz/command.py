@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     from minifier.report.terminal import error_console, wide_console
 
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("merge", "recheck") or "--cluster" in argv:  # minifier.fuzz.campaign_command
+    if argv and argv[0] in ("merge", "recheck") or any(a.split("=")[0] == "--cluster" for a in argv):
         return campaign_command.main(argv, (parser, options, validate))
     ns = parser().parse_args(argv)
     console, errors = wide_console(), error_console()
