@@ -45,6 +45,10 @@ class FuzzOptions:
     example_timeout: float = 120.0
     reduce: bool = True
     quiet: bool = False
+    shard: object | None = None  # minifier.fuzz.shard.Shard: run only this share of the campaign's units
+    unit_examples: int = 20  # programs per unit of a sharded campaign (minifier.fuzz.shard)
+    known: list[Path] = field(default_factory=list)  # finding records whose findings are not new (records.py)
+    known_issues: Path | None = None  # id -> issue URL: findings masked by name (minifier.fuzz.known_issues)
 
 
 
@@ -96,10 +100,15 @@ class Runner:
         self.pool = WorkerPool(1, work / "logs", timeout=opts.example_timeout)
         self.cache: dict[str, dict] = {}
         self.statuses: Counter = Counter()
+        self.past = 0  # programs checked under earlier caches (new_cache)
 
     @property
     def compiles(self) -> int:
-        return len(self.cache)
+        return self.past + len(self.cache)
+
+    def new_cache(self) -> None:
+        """Forget the answers so far (a shard's unit must not depend on what came before it)."""
+        self.past, self.cache = self.compiles, {}
 
     def outcome(self, program: Program) -> dict:
         key = program.key()

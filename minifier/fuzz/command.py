@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import random
 import shutil
 import sys
@@ -19,7 +18,12 @@ import torch
 
 from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED,
                                  EXIT_OK)
+from minifier.fuzz import campaign_command, campaign_options
 from minifier.fuzz.campaign import Campaign, FuzzOptions, Runner
+from minifier.fuzz.campaign_command import findings_line
+from minifier.fuzz.diverted_output import diverted_output
+from minifier.fuzz.known import campaign_masks, record_campaign
+from minifier.fuzz.shard import ShardedCampaign
 from minifier.fuzz.cases import case_name, mark_duplicates, numerics_apart, reduce_failure, write_case
 from minifier.fuzz.failures import RANK_WORDS, RANKS, Failure, Masks
 from minifier.report.live import LiveLine
@@ -27,7 +31,9 @@ from repro.one_line_parser import OneLineParser
 
 USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--max-time T] [--seed S]
                    [--device D] [--inject SPEC] [--mask SIG_OR_OP] [--finite-only] [--backward P]
-                   [--db DIR] [--replay] [-o OUT]
+                   [--db DIR] [--replay] [-o OUT] [--shard I/N] [--known RECORD] [--known-issues FILE]
+                   [--cluster ADDRESS [--shards N]]
+       minify fuzz merge DIR... -o OUT     minify fuzz recheck DIR
 
 Draw small programs of Inductor-lowered ops, compare compiled with eager, shrink each
 distinct failure with hypothesis and minify it into a verified repro. Exit status: 0 nothing
@@ -35,7 +41,6 @@ failed, 1 failures found (all reproduced), 4 a failure did not reproduce, 2 bad 
 
   minify fuzz --max-time 1800                 a 30-minute campaign on the installed compiler
   minify fuzz --replay                        check the failures saved by earlier campaigns"""
-
 
 
 def parser() -> argparse.ArgumentParser:
@@ -67,6 +72,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reduce", action="store_true", help="only find and shrink; do not run the reducer")
     p.add_argument("--list-ops", action="store_true", help="print the ops that can be drawn and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    campaign_options.add_arguments(p)
     return p
 
 
@@ -78,10 +84,11 @@ def options(ns: argparse.Namespace) -> FuzzOptions:
                        seed=random.randrange(2**32) if ns.seed is None else ns.seed, device=ns.device, injections=ns.inject, masks=masks, out=ns.out,
                        max_steps=ns.max_steps, allow_nonfinite=not ns.finite_only, reduce=not ns.no_reduce,
                        quiet=ns.quiet, database=ns.db or ns.out / "examples-db", replay=ns.replay,
-                       backward=ns.backward)
+                       backward=ns.backward, unit_examples=ns.unit_examples, known=ns.known,
+                       known_issues=ns.known_issues)
 
 
-def validate(opts: FuzzOptions) -> str | None:
+def validate(opts: FuzzOptions, ns: argparse.Namespace) -> str | None:
     """The one-line reason the options cannot run, or None."""
     from compiler.inject import bad_spec
     from minifier.fuzz.op_catalog import parse_dtypes, resolve_ops
@@ -92,7 +99,7 @@ def validate(opts: FuzzOptions) -> str | None:
                         (opts.max_steps, "--max-steps")):
         if value is not None and not value > 0:
             return f"{flag} {value}: must be greater than zero"
-    problem = foreign_file(opts)  # the cheap checks first: the op catalog takes seconds to build
+    problem = foreign_file(opts) or campaign_options.problem(opts, ns)  # the cheap checks first
     if problem:
         return problem
     try:
@@ -107,7 +114,7 @@ def validate(opts: FuzzOptions) -> str | None:
 
 # What a fuzz run writes at the top of its folder; it empties work/, cases/, tests/ and bug-k/.
 FUZZ_OUTPUTS = ("fuzz.json", "fuzz.html", "fuzz.log", "replay.json", "replay.html", "replay.log", "replay", "work",
-                "cases", "tests", "examples-db")
+                "cases", "tests", "examples-db", "findings.json", "findings", "shards")
 
 
 def foreign_file(opts: FuzzOptions) -> str | None:
@@ -157,7 +164,8 @@ def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -
     for difference in differences(opts):
         say(f"replaying with {difference}")
     runner = Runner(opts, base / "work")
-    campaign = Campaign(opts, runner, Masks.parse(opts.masks), say)
+    masks = campaign_masks(opts)
+    campaign = ShardedCampaign(opts, runner, masks, say) if opts.shard else Campaign(opts, runner, masks(), say)
     status.campaign = campaign
     try:
         failures = campaign.run()
@@ -171,7 +179,8 @@ def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -
               "compiles": runner.compiles, "outcomes": dict(runner.statuses), "masked": campaign.masked,
               "stopped": campaign.stopped, "campaign_seconds": round(campaign_seconds, 1), "out": str(out),
               "database": str(opts.database) if opts.database else None, "failures": rows,
-              "record": record, "differences": differences(opts)}
+              "record": record, "differences": differences(opts), "shard": str(opts.shard or "") or None,
+              "units": getattr(campaign, "units_run", None), "unit_examples": opts.unit_examples}
     write_json(out, result)
     for number, (failure, row) in enumerate(zip(failures, rows), 1):
         name = case_name(number, failure)
@@ -181,6 +190,7 @@ def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -
             say(f"reducing failure {number} ({failure.key}) from {script}")
             row.update(reduce_failure(script, base / f"bug-{number}", base / "tests", opts.quiet, console))
         write_json(out, result)
+    result["findings"] = record_campaign(opts, failures, rows) if not opts.replay else None
     result["failures"], result["numerics"] = numerics_apart(rows)
     mark_duplicates(result["failures"])
     result["seconds"] = round(time.perf_counter() - start, 1)
@@ -204,31 +214,6 @@ class FuzzStatus:
         left = [] if c is None or c.deadline is None else \
             [f"{clock(max(0.0, c.deadline - time.monotonic())).strip()} left"]
         return status_text(self.start, counts + left + [self.phase])
-
-
-@contextlib.contextmanager
-def diverted_output(log: Path):
-    """File descriptors 1 and 2 go to `log` while the campaign runs: what C++ libraries print
-    (MKL's LAPACK errors on NaN input, torch's C++ warnings), Python warnings and worker logs.
-    Yields text files on the real standard output and error, for minify's own display."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    real = [os.fdopen(os.dup(f), "w", buffering=1, encoding="utf-8", errors="replace") for f in saved]
-    try:
-        yield real
-    finally:
-        for f in real:
-            f.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for target, f in zip((1, 2), saved):
-            os.dup2(f, target)
-            os.close(f)
 
 
 def failure_row(number: int, failure: Failure) -> dict:
@@ -318,6 +303,8 @@ def print_summary(result: dict, console) -> None:
                   f"campaign {result['campaign_seconds']} s, total {result['seconds']} s; seed {result['seed']}; "
                   f"distinct findings {len(result['failures'])}; {result['out']}/{result.get('record', 'fuzz')}.html",
                   highlight=False)
+    if result.get("findings"):
+        console.print(findings_line(result["findings"]), highlight=False)
     for difference in result.get("differences", []):
         console.print(f"replayed with {difference}", highlight=False)
     for row in result.get("numerics", []):
@@ -362,13 +349,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from minifier.report.terminal import error_console, wide_console
 
-    ns = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("merge", "recheck") or any(a.split("=")[0] == "--cluster" for a in argv):
+        return campaign_command.main(argv, (parser, options, validate))
+    ns = parser().parse_args(argv)
     console, errors = wide_console(), error_console()
     if ns.list_ops:
         list_ops(console)
         return EXIT_OK
     opts = options(ns)
-    problem = validate(opts)
+    problem = validate(opts, ns)
     if problem:
         errors.print(f"[bold red]minify fuzz:[/bold red] {escape(problem)}", highlight=False)
         return EXIT_BAD_INPUT
