@@ -57,6 +57,7 @@ def test_the_table_shows_a_foreign_program_with_its_expected_answer(tmp_path):
     assert "some_program" in text and "nothing fails (exit 3)" in text and "exit 3, nothing failed" in text
 
 
+@pytest.mark.slow
 def test_sitecustomize_plants_the_case_bug_in_every_new_process(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(sitecustomize_source(
         [parse_spec("neg:accuracy:double").to_dict(), parse_spec("lowering:sigmoid:accuracy:negate").to_dict()]))
@@ -70,6 +71,7 @@ def test_sitecustomize_plants_the_case_bug_in_every_new_process(tmp_path):
     assert out.stdout.split() == ["False", "False"], out.stdout + out.stderr[-2000:]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_bench_scores_one_case_end_to_end(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
@@ -98,6 +100,7 @@ def test_a_planted_case_that_left_no_report_is_scored_as_wrong(tmp_path):
     assert (totals["correct"], totals["scored"]) == (0, 2)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="on a GPU the case would run")
 def test_the_json_names_the_device_of_the_cases_chosen_even_when_they_are_skipped(tmp_path):
     """--cases can pick CUDA cases whatever --device says: the JSON names the cases' device

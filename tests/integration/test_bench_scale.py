@@ -17,7 +17,7 @@ import pytest
 
 from minifier.bench.memory import tree_memory_mib, tree_pss_mib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_memory_of_a_process_tree_counts_its_children(tmp_path):
@@ -54,6 +54,7 @@ def test_held_memory_leaves_out_the_pages_of_a_mapped_file(tmp_path):
         proc.kill()
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_scale_bench_smallest_model_answers_relu_with_one_full_graph_compile_per_question(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}

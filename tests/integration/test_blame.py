@@ -110,6 +110,7 @@ def test_minimal_set_finds_one_or_two_culprits():
     assert minimal_set(["only"], fixes({"only"})) == ["only"]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_vectorized_only_bug_through_the_tool_and_the_command(tmp_path):
     """corpus/sigmoid_gate_compile_error_vec.py: minify, then `minify bisect` on its folder."""
@@ -209,6 +210,7 @@ def test_wrong_post_grad_pass_is_named(tmp_path):
     assert len(findings) == 1
 
 
+@pytest.mark.e2e
 def test_bisect_refuses_a_folder_that_is_not_a_repro(tmp_path, project_env):
     done = subprocess.run([sys.executable, "-m", "minifier", "bisect", str(tmp_path)], cwd=tmp_path,
                           capture_output=True, text=True, env=project_env)

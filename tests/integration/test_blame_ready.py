@@ -39,6 +39,7 @@ def test_blame_with_probes_taken_warm_finds_what_fresh_probes_find(tmp_path):
     assert left and all(_ends(proc) for proc in left)  # killed by close, reaped on a thread
 
 
+@pytest.mark.slow
 def test_probes_given_a_zygote_are_forked_from_it_once_it_is_ready(tmp_path):
     """On a CUDA build the run's first probes wait for the zygote (a cold one, as there) and are
     forked from it: no `import torch` of their own beside the capture's and the workers'."""

@@ -9,6 +9,8 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 from minifier.workers.bytecode import sources
@@ -97,6 +99,7 @@ def test_the_bulk_compile_covers_torch_what_it_imports_and_this_project():
     assert not any(p.startswith(f"{stdlib_tests}{os.sep}") for p in found)
 
 
+@pytest.mark.slow
 def test_the_bulk_compile_stops_with_the_run_and_leaves_no_folder(tmp_path, project_env):
     seen = _probe(tmp_path, _fake_torch(tmp_path), project_env, cores=4, PYTHONDONTWRITEBYTECODE="1")
     assert seen["compiled_some"]  # its pool was at work when the run ended

@@ -4,6 +4,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 from minifier.cli import COMMA_LISTS, comma_lists
@@ -15,12 +17,14 @@ def _minify(*args, env):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.e2e
 def test_version(project_env):
     proc = _minify("--version", env=project_env)
     assert proc.returncode == 0
     assert re.fullmatch(r"minify \d+\.\d+\.\d+ \(torch [^,]+, Python 3\.\d+\.\d+\)\n", proc.stdout), proc.stdout
 
 
+@pytest.mark.e2e
 def test_help_shows_examples_and_every_exit_code(project_env):
     proc = _minify("--help", env=project_env)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from minifier.exit_codes import EXIT_INTERNAL
 
 
@@ -28,6 +30,7 @@ NOISY = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.e2e
 def test_noise_goes_to_the_log_and_an_error_is_one_line(tmp_path, project_env):
     script = tmp_path / "fine.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n")

@@ -32,7 +32,7 @@ import pytest
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("compiler", "repro", "minifier")
 # Where each extra's imports may live: folders only the extra's own command loads.
 EXTRA_HOMES = {"fuzz": ("minifier/fuzz",)}
@@ -152,6 +152,7 @@ def test_every_import_is_stdlib_own_or_declared():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_every_declared_dependency_is_needed():
     core, extras = declared()
     imported = {top for _, _, top, _ in all_imports()}
@@ -194,6 +195,8 @@ sys.modules.update(hypothesis=None, numpy=None, expecttest=None)
 """
 
 
+@pytest.mark.e2e
+@pytest.mark.slow
 def test_everything_but_fuzz_imports_without_the_extra_or_numpy(project_env):
     """A plain install (no hypothesis) and no numpy: every module outside minifier/fuzz imports,
     and `minify fuzz` answers with one line naming the extra."""

@@ -83,6 +83,7 @@ def test_the_same_user_mistake_in_dynamos_words_fails_in_eager_too():
     assert fails_in_eager_too(script_record(*compiled), script_record(*other)) is None
 
 
+@pytest.mark.e2e
 def test_a_shape_mismatch_that_fails_in_eager_too_exits_2(tmp_path):
     script = tmp_path / "mm.py"
     script.write_text("import torch\ntorch.compile(lambda a, b: a @ b)(torch.randn(3, 4), torch.randn(5, 6))\n")
@@ -112,6 +113,7 @@ def test_a_candidate_that_fails_with_nothing_compiled_does_not_hold(tmp_path):
     assert not holds(RunResult(0, ""), "exit status 1", "plain", lambda: run_program(clean, tmp_path, 60))
 
 
+@pytest.mark.slow
 def test_a_program_repro_that_fails_without_the_compiler_is_not_verified(tmp_path):
     repro = tmp_path / "repro.py"
     repro.write_text("import torch\ntorch.compile(lambda a, b: a @ b, backend='eager')(torch.randn(3, 4), "
@@ -136,6 +138,7 @@ print("NOT REPRODUCED: compiled matches eager")
 """
 
 
+@pytest.mark.slow
 def test_a_graph_repros_control_runs_with_the_compiler_off_even_after_torch_is_imported(tmp_path):
     good, bad = tmp_path / "good" / "repro.py", tmp_path / "bad" / "repro.py"
     for path, body in ((good, ""), (bad, "x = x.view(3, 5)  # broken in eager too")):
@@ -150,6 +153,7 @@ def test_a_graph_repros_control_runs_with_the_compiler_off_even_after_torch_is_i
     assert not control.reproduced and "RuntimeError" in control.line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variable", ["TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE"])
 def test_a_switch_that_turns_compilation_off_is_named(variable, tmp_path, monkeypatch):
     script = tmp_path / "ok.py"

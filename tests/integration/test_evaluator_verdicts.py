@@ -28,6 +28,7 @@ def pool(tmp_path_factory):
     pool.close()
 
 
+@pytest.mark.slow
 def test_a_different_exception_does_not_reproduce(pool, tmp_path):
     def f(x):
         return torch.relu(x) + torch.sign(x)
@@ -57,6 +58,7 @@ def test_accuracy_bug_that_moved_to_another_op_does_not_reproduce(pool, tmp_path
     assert ev.test(rebuild(gm, cut={"relu"}, values=values)) == PASSES
 
 
+@pytest.mark.slow
 def test_workers_killed_by_crashes_are_replaced_and_answers_stay_right(tmp_path):
     def f(x):
         return torch.relu(x) * 2
@@ -154,6 +156,7 @@ def test_repeats_compile_once_and_judge_every_run(pool, tmp_path):
     assert ev.compiles == 1
 
 
+@pytest.mark.slow
 def test_repeats_of_a_crash_each_take_a_worker_of_their_own(tmp_path):
     """A crash kills the worker in the first run: the other tries are jobs of their own, so a
     crash is still seen k times in k processes, not counted three times from one."""

@@ -34,6 +34,7 @@ def draw_programs(count: int, **kwargs) -> list[Program]:
     return drawn
 
 
+@pytest.mark.slow
 def test_strategies_draw_where_bugs_live():
     """Lengths around the vector widths, signed zeros, denormals, NaN/Inf, integer min/max,
     uint8 wrap-around values and ties are all drawn (the edges, not only nice values)."""
@@ -112,6 +113,7 @@ def test_fuzz_rejects_bad_input(tmp_path):
     assert not (tmp_path / "fuzz.json").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_fuzz_finds_minifies_and_verifies_planted_bugs(tmp_path):
     out = tmp_path / "fuzz"
@@ -149,6 +151,7 @@ def test_fuzz_finds_minifies_and_verifies_planted_bugs(tmp_path):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_fuzz_replays_saved_findings(tmp_path):
     """A campaign saves its findings in the example database; --replay checks them again
@@ -166,6 +169,7 @@ def test_fuzz_replays_saved_findings(tmp_path):
     assert replayed["stopped"] == "replayed" and replayed["compiles"] < 10
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_fuzz_without_injection_reports_nothing(tmp_path):
     out = tmp_path / "fuzz"
@@ -234,6 +238,7 @@ def test_internal_ops_keep_the_layouts_their_callers_pass():
     assert any(not t.is_contiguous() or t.storage_offset() for t in public)
 
 
+@pytest.mark.slow
 def test_an_infinity_where_eager_makes_nan_from_infinite_inputs_is_listed_apart():
     """var_mean of a row holding -inf: the mean is -inf (torch.mean agrees) but eager's Welford
     makes inf - inf = NaN, and the fp64 reference runs the same algorithm; compiled gives -inf.

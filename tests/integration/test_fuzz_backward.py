@@ -100,6 +100,7 @@ def test_gradients_through_a_nan_forward_value_are_not_judged():
     assert not any("numerics" in m for m in skipped)  # not judged is not "numerics"
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_fuzz_finds_a_backward_only_bug_as_a_wrong_gradient(tmp_path):
     common = ["fuzz", "--ops", *OPS, "--dtypes", "float32", "--max-examples", "40", "--seed", "0", "-q",

@@ -29,7 +29,7 @@ def _python(code: str, **kw) -> subprocess.Popen:
 
 def test_a_cuda_start_waits_while_the_gate_is_held_exclusively_and_not_beside_another_start(gate):
     from pathlib import Path
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     with gpu_gate.exclusive():
         waiting = _python(TAKE_SHARED.format(root=root))
         time.sleep(1.5)
@@ -41,7 +41,7 @@ def test_a_cuda_start_waits_while_the_gate_is_held_exclusively_and_not_beside_an
 
 def test_the_capture_holds_the_gate_from_a_poisoning_failure_until_it_exits(gate):
     from pathlib import Path
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     code = (f"import sys, time; sys.path.insert(0, {root!r}); from compiler import gpu_gate; "
             "print(gpu_gate.hold_if_poisoned('CUDA error: device-side assert triggered'), flush=True); time.sleep(2)")
     capture = _python(code)
@@ -95,6 +95,7 @@ def test_early_checks_are_off_by_default_on_a_gpu():
     assert wanted(None, 16) and not wanted(None, 16, gpu=True) and wanted(True, 16, gpu=True)
 
 
+@pytest.mark.slow
 def test_the_health_check_says_plainly_that_the_gpu_does_not_answer(gate, tmp_path):
     """On this machine (no GPU) the fresh process cannot allocate on CUDA: what a broken GPU looks like."""
     import torch

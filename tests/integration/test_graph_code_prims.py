@@ -5,6 +5,8 @@ worker must still load such a graph (corpus/programs/planted_compiled_optimizer_
 import subprocess
 import sys
 
+import pytest
+
 SOURCE = '''
 import torch
 class Repro(torch.nn.Module):
@@ -13,6 +15,7 @@ class Repro(torch.nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_module_from_source_loads_inductor_prims_in_a_fresh_process(project_env):
     code = ("import sys, torch\n"
             "from compiler.graph_code import module_from_source\n"
@@ -25,6 +28,7 @@ def test_module_from_source_loads_inductor_prims_in_a_fresh_process(project_env)
     assert "[2.0, 2.0, 2.0]" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_repro_that_calls_inductor_prims_runs_in_a_fresh_process(tmp_path):
     import torch
     import torch._inductor.inductor_prims  # noqa: F401

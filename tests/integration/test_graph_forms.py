@@ -220,6 +220,7 @@ def test_repro_of_a_graph_writing_into_its_input_carries_the_input_before_the_wr
     assert torch.equal(namespace["make_inputs"]()[0], torch.zeros(2, 6, dtype=torch.int64))
 
 
+@pytest.mark.slow
 def test_repro_fails_where_fp64_has_no_number_at_a_difference(tmp_path):
     """The atan2+amin backward case: `eq` on a recomputed value is all False in fp64, so the
     reference is NaN where compiled differs; the oracle calls that a failure, and so must repro.py
@@ -241,6 +242,7 @@ def test_repro_fails_where_fp64_has_no_number_at_a_difference(tmp_path):
     assert proc.returncode == 1 and proc.stdout.startswith("REPRODUCED"), proc.stdout + proc.stderr[-2000:]
 
 
+@pytest.mark.e2e
 @pytest.mark.corpus
 def test_minify_reduces_the_public_dtype_view_case_to_a_verified_repro(tmp_path):
     """pytorch/pytorch#198101: a read of x through x.view(int32) is computed after a later write

@@ -34,6 +34,7 @@ def test_unknown_op_is_refused():
             pass
 
 
+@pytest.mark.slow
 def test_injection_source_plants_the_bug_in_a_fresh_process(tmp_path):
     code = "import torch\n" + injection_source([Injection("neg", "accuracy", "double")]) + (
         "x = torch.randn(33)\n"
@@ -68,6 +69,7 @@ def test_a_bug_planted_after_triton_routed_its_fp64_ops_still_prints():
     assert TritonKernelOverrides.__dict__["sigmoid"] is router
 
 
+@pytest.mark.slow
 def test_repro_code_of_a_triton_bug_reroutes_what_triton_routed_before(tmp_path):
     """repro.py's planting code, run in a process whose Triton routing is already set up (as in a
     warm interpreter that compiled a Triton kernel), points the router at the patch too."""

@@ -120,6 +120,7 @@ def test_specs_round_trip_through_dict_and_string():
             parse_spec(bad)
 
 
+@pytest.mark.slow
 def test_injection_source_plants_every_target_in_a_fresh_process(tmp_path):
     specs = ["lowering:sigmoid:accuracy:negate", "decomposition:gelu:accuracy:double", "fusion:exp+mul",
              "reduction:sum:one", "indexing:off_by_one", "neg:accuracy:double"]

@@ -9,6 +9,7 @@ import pytest
 from conftest import CORPUS, run_minify
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_workers_started_with_the_capture_are_adopted_by_the_pool(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIFY_NO_ZYGOTE", "1")
@@ -22,6 +23,7 @@ def test_workers_started_with_the_capture_are_adopted_by_the_pool(tmp_path, monk
     assert not (out / "work" / "logs" / "zygote.log").exists() and os.environ["MINIFY_NO_ZYGOTE"] == "1"
 
 
+@pytest.mark.slow
 def test_launch_starts_the_workers_and_the_verifier_when_no_zygote_can(tmp_path, monkeypatch):
     """What launch hands the pipeline: as many workers as jobs, each told to warm up already,
     and a pre-started interpreter for repro.py; stop() ends them all."""

@@ -3,6 +3,8 @@ other, and replayable alone through torch.compile (aten code)."""
 import json
 import textwrap
 
+import pytest
+
 from compiler import inject
 from compiler.graph_code import module_from_source
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
@@ -33,6 +35,7 @@ def _replay_fails(folder, bug) -> bool:
     return outcome.status == "fail" and outcome.kind == "accuracy"
 
 
+@pytest.mark.slow
 def test_backward_graph_is_recorded_checked_and_replayable(tmp_path, project_env, monkeypatch):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(SCRIPT))

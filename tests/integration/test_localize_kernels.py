@@ -1,4 +1,5 @@
 """compiler.kernels on real Inductor: the kernel that computes a node, found by the node's name."""
+import pytest
 import torch
 
 from compiler import inject, kernels
@@ -66,6 +67,7 @@ block(torch.randn(4, 16))
 """
 
 
+@pytest.mark.slow
 def test_the_scripts_kernel_map_is_kept_under_the_replayed_graphs_names(tmp_path, project_env, monkeypatch):
     """The capture records the kernels of each forward graph it compiles (the divergence search
     takes them instead of generating the code again). Dynamo of 2.13 names the residual adds

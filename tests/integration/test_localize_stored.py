@@ -3,6 +3,7 @@ stored_nodes): exposing them as outputs must build no new kernel, or every searc
 build for nothing. A residual stream is the hard case: Inductor recomputes the residual sums
 inside the layer-norm kernels, stores one every few blocks, and the last kernel of the add
 chain writes over it in place while a layer norm reads it too."""
+import pytest
 import torch
 import torch.fx as fx
 
@@ -27,6 +28,7 @@ def _kernels(gm: fx.GraphModule, inputs: list) -> list:
     return found
 
 
+@pytest.mark.slow
 def test_exposing_the_stored_values_of_a_residual_stream_builds_no_new_kernel():
     settings.apply()
     torch.manual_seed(0)

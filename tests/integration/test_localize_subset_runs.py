@@ -2,6 +2,7 @@
 first outputs of each compiled function that the end-to-end check compares."""
 import textwrap
 
+import pytest
 import torch
 
 from minifier.localize.capture_run import run_capture
@@ -22,6 +23,7 @@ print(step(torch.randn(4, 16))[1])
 """
 
 
+@pytest.mark.slow
 def test_eager_and_subset_runs(tmp_path, project_env, monkeypatch):
     script = tmp_path / "two_graphs.py"
     script.write_text(textwrap.dedent(SCRIPT))

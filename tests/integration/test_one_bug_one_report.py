@@ -108,6 +108,7 @@ def test_one_verified_finding_beside_one_not_reproduced_is_exit_0_and_says_so():
     assert "finding 2 of 2: not reproduced" in text
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_resnet_with_a_planted_relu_bug_is_one_bug_one_op_exit_0(tmp_path):
     script = tmp_path / "resnet.py"

@@ -147,6 +147,7 @@ def test_a_small_graph_is_not_cut():
     assert split(gm, record_values(gm, [torch.randn(4)])) is None
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_two_bugs_of_a_large_graph_are_found_in_pieces_without_compiling_it_whole(tmp_path):
     proc, report, timeline = _minify(tmp_path, CHAIN)
@@ -165,6 +166,7 @@ def test_two_bugs_of_a_large_graph_are_found_in_pieces_without_compiling_it_whol
     assert whole < 70, [(j["op"], j["source_lines"]) for j in timeline]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_a_bug_that_needs_fusion_across_a_cut_is_searched_in_the_whole_graph(tmp_path):
     proc, report, timeline = _minify(tmp_path, ACROSS_A_CUT)
@@ -215,6 +217,7 @@ def test_a_checks_kernel_map_spares_the_divergence_job_its_codegen(tmp_path):
     assert given["compiles"] == fresh["compiles"] - 1  # no code generated to learn the kernels
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_strides_of_a_value_that_leaves_a_piece_are_not_a_bug(tmp_path):
     proc, report, _ = _minify(tmp_path, STRIDES_AT_A_CUT)
@@ -223,6 +226,7 @@ def test_strides_of_a_value_that_leaves_a_piece_are_not_a_bug(tmp_path):
     assert "found in pieces: ops 1-45 of 90" in report["bugs"][0]["replay"]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_strides_of_a_graph_output_are_searched_after_the_bugs_found_in_pieces(tmp_path):
     proc, report, timeline = _minify(tmp_path, STRIDES_AT_AN_OUTPUT)
@@ -248,6 +252,7 @@ def test_only_outputs_the_script_saw_wrong_at_a_rung_pieces_skip_are_searched_al
     assert unjudged_outputs(gm, {"kind": "compile_error", "message": "..."}) == []
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_a_piece_that_passes_with_a_known_bugs_op_masked_is_not_confirmed_again(tmp_path):
     proc, report, timeline = _minify(tmp_path, RELU_IN_EACH_PIECE)
@@ -270,6 +275,7 @@ def test_pieces_judge_strides_and_zero_signs_only_when_the_script_failed_on_them
     assert for_pieces(ev, "accuracy@inductor|signed_zero").ignore == ("layout",)
 
 
+@pytest.mark.slow
 def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_search(tmp_path, monkeypatch):
     """Cut with the script's kernel map, a piece also returns the values Inductor stores anyway;
     the piece's own check then judges them, and the divergence job on the failing piece finds its

@@ -5,6 +5,8 @@ interpreter's teardown of torch.compile's objects, which came after the verdict.
 import subprocess
 import sys
 
+import pytest
+
 from repro.verify import PrewarmedPython
 
 SCRIPT = """
@@ -21,6 +23,7 @@ def _both(script, args: list[str]) -> tuple[tuple, tuple]:
     return prewarmed, (cold.returncode, cold.stdout, cold.stderr)
 
 
+@pytest.mark.slow
 def test_a_repro_ends_with_its_own_status_output_and_atexit_handlers(tmp_path):
     script = tmp_path / "repro.py"
     script.write_text(SCRIPT)
@@ -29,6 +32,7 @@ def test_a_repro_ends_with_its_own_status_output_and_atexit_handlers(tmp_path):
     assert (tmp_path / "mark").read_text() == "atexit ran"
 
 
+@pytest.mark.slow
 def test_an_uncaught_exception_ends_with_status_1_and_its_traceback(tmp_path):
     script = tmp_path / "repro.py"
     script.write_text("raise ValueError('planted')\n")

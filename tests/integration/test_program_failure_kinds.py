@@ -8,6 +8,8 @@ to a resize_ whose unset memory differed now and then, a repro that did not veri
 """
 from types import SimpleNamespace
 
+import pytest
+
 from minifier.localize.capture_run import run_capture
 from minifier.program import interaction
 from minifier.program.instrument import MARKS, RunResult
@@ -20,6 +22,7 @@ print(torch.compile(torch.func.grad(lambda x: torch.relu(x).sin().sum()))(torch.
 """
 
 
+@pytest.mark.slow
 def test_a_graph_that_raised_inside_torch_func_fails_the_program_end_to_end(tmp_path):
     script, work = tmp_path / "grad_relu.py", tmp_path / "work"
     script.write_text(PLANTED_IN_GRAD)

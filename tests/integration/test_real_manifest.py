@@ -82,6 +82,7 @@ def test_a_graph_repro_names_its_layer_by_the_first_stage_that_fails():
     assert answer_matches(inductor, 0, {**program, "layer": {"name": COMPILER}}) == ""
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["script"][:-3]) for c in real_manifest()])

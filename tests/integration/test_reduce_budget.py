@@ -55,6 +55,7 @@ def _final(gm):
     return c.code, [input_ref(p) for p in placeholders(c)]
 
 
+@pytest.mark.slow
 def test_compile_budget_stops_with_the_best_candidate_so_far(pool, case):
     gm, values, folder = case
     ev = _evaluator(pool, folder)
@@ -66,6 +67,7 @@ def test_compile_budget_stops_with_the_best_candidate_so_far(pool, case):
     assert ev.test(small) == REPRODUCES
 
 
+@pytest.mark.slow
 def test_interrupted_reduction_resumes_from_its_checkpoint_to_the_same_result(pool, case, tmp_path_factory):
     gm, values, folder = case
 

@@ -58,6 +58,7 @@ def _without(gm: fx.GraphModule, name: str, values: dict) -> fx.GraphModule:
     return rebuild(gm, cut={name}, values=values)
 
 
+@pytest.mark.slow
 def test_fusion_bug_reduces_to_the_two_fused_ops_independent_of_window(pool, tmp_path):
     gm, values = _case(_model, [torch.randn(8, 64), torch.randn(8, 64), torch.randn(8, 64)], tmp_path)
     results = []
@@ -103,6 +104,7 @@ def test_candidates_that_cannot_run_are_never_compiled(pool, tmp_path, window):
     assert ev.test(small) == REPRODUCES
 
 
+@pytest.mark.slow
 def test_an_op_returning_a_tuple_goes_once_its_items_are_inputs(pool, tmp_path):
     # A GLU: `chunk` has no single value to feed in, but its items do.
     def glu(x, w):
@@ -174,6 +176,7 @@ def test_folding_works_on_aten_graphs_too(tmp_path):
     assert torch.equal(out[0] if isinstance(out, tuple) else out, values[names["log1p"]])
 
 
+@pytest.mark.slow
 def test_a_conv_goes_as_a_channels_last_input_and_the_kernels_after_it_stay(pool, tmp_path):
     """Inductor gives conv outputs channels_last strides, and batch_norm's kernel after a conv
     vectorizes sqrt(var + eps) along channels. Fed the conv's eager (contiguous) value the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from minifier.cli import main
@@ -18,6 +19,7 @@ def _run(repro, cwd):
     return subprocess.run([sys.executable, "-I", str(repro)], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_replay_of_damaged_inputs_is_cannot_run(tmp_path, capsys):
     repro = write(tmp_path / "repro", {"x": torch.randn(64)})  # 64 elements: saved in inputs.pt
     inputs = tmp_path / "repro" / INPUTS_FILE

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 import torch.fx as fx
 
@@ -100,6 +101,7 @@ CHECK_INSIDE = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.slow
 def test_inputs_round_trip_exactly_in_a_fresh_process(tmp_path):
     values = tricky_inputs()
     repro = write(tmp_path / "repro", values)
@@ -138,6 +140,7 @@ class Evil:
         return (print, ("pwned",))
 
 
+@pytest.mark.slow
 def test_repro_refuses_pickled_objects(tmp_path):
     """A tampered inputs file is never unpickled: repro.py says it cannot run (exit 2), with
     weights_only's error, and never says REPRODUCED."""

@@ -3,6 +3,7 @@ its output and the real error text, the blame in words, collect_env under Versio
 (under 3.5 KB), and no file to attach where the inputs can be written inline."""
 import platform
 
+import pytest
 import torch
 import torch.fx as fx
 
@@ -19,6 +20,7 @@ def neg_graph():
     return gm
 
 
+@pytest.mark.slow
 def test_issue_follows_the_pytorch_template_and_stays_short(tmp_path):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
                      message="out[0] (uint8): 100 of 100 elements differ from eager",
@@ -64,6 +66,7 @@ def relu_graph():
     return gm
 
 
+@pytest.mark.slow
 def test_a_compile_errors_issue_holds_the_compilers_own_error_lines(tmp_path):
     info = ReproInfo(signature="compile_error@inductor|CppCompileError|x", kind="compile_error", stage="inductor",
                      message="CppCompileError: C++ compile error",
@@ -83,6 +86,7 @@ def test_a_compile_errors_issue_holds_the_compilers_own_error_lines(tmp_path):
     assert "warning:" not in error and "Traceback" not in error
 
 
+@pytest.mark.slow
 def test_a_crashs_issue_holds_its_stderr_and_its_zeros_inline(tmp_path):
     info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor",
                      message="process died: SIGABRT",

@@ -7,6 +7,7 @@ verdict; `minify replay` reruns a folder and prints the oracle's metrics.
 import subprocess
 import sys
 
+import pytest
 import torch
 import torch.fx as fx
 
@@ -40,6 +41,7 @@ def run(repro, cwd, *args):
                           timeout=600)
 
 
+@pytest.mark.e2e
 def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
                      message="out[0] (uint8): 1 of 1 elements differ from eager",
@@ -65,6 +67,7 @@ def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
                                                       for line in lines)
 
 
+@pytest.mark.slow
 def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
     info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor",
                      message="process died: SIGABRT",
@@ -81,6 +84,7 @@ def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
     assert proc.stdout.strip() == "REPRODUCED: crash: the compiled run died of SIGABRT"
 
 
+@pytest.mark.slow
 def test_compile_error_repro_checks_that_compiling_raises(tmp_path):
     info = ReproInfo(signature="compile_error@inductor|CppCompileError|x", kind="compile_error", stage="inductor",
                      message="CppCompileError: C++ compile error",
@@ -100,6 +104,7 @@ class AsStridedOverARepeat(torch.nn.Module):  # issue 197431: compiled, a view p
         return (torch.as_strided(x.repeat((3, 2))[:, ::2], (3, 2), (2, 1)),)
 
 
+@pytest.mark.slow
 def test_a_view_past_the_end_of_its_storage_is_checked_by_its_bounds_not_its_values(tmp_path):
     info = ReproInfo(signature="accuracy@inductor|meta", kind="accuracy", stage="inductor",
                      message="out[0] (float32): a view that reaches 12 bytes past the end of its storage",
@@ -111,6 +116,7 @@ def test_a_view_past_the_end_of_its_storage_is_checked_by_its_bounds_not_its_val
                                    "it reads memory it does not own")
 
 
+@pytest.mark.e2e
 def test_replay_rejects_a_folder_without_a_repro(tmp_path):
     proc = run_minify(["replay", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr
@@ -149,6 +155,7 @@ class NegMax(torch.nn.Module):
         return (torch.max(torch.neg(x), dim=0),)  # a multi-output op's tuple, returned whole
 
 
+@pytest.mark.slow
 def test_a_graph_returning_a_multi_output_ops_tuple_is_checked_element_by_element(tmp_path):
     """A reduction can cut a graph right after `min(dim)`/`max(dim)`, whose output is a tuple;
     repro.py compared only tensors, so it checked nothing and said NOT REPRODUCED."""

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 import torch.fx as fx
 
@@ -57,6 +58,7 @@ def pytest_outcomes(tests_dir, prelude=""):
     return found, proc.stdout[-4000:]
 
 
+@pytest.mark.slow
 def test_generated_tests_fail_with_the_bug_and_pass_without(tmp_path):
     x = torch.randn(64)
     buggy = repro_folder(tmp_path / "relu_bug", Relu(), [x], {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})
@@ -90,6 +92,7 @@ def test_generated_tests_fail_with_the_bug_and_pass_without(tmp_path):
     assert outcomes == {only.name: "FAILED"}, log
 
 
+@pytest.mark.e2e
 def test_test_from_cli_writes_one_test_per_repro_folder(tmp_path):
     out = repro_folder(tmp_path / "out", Relu(), [torch.randn(4)])
     repro_folder(out / "bug-2", Neg(), [torch.tensor([1], dtype=torch.uint8)])

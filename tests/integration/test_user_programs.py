@@ -8,6 +8,7 @@ import pytest
 from conftest import run_minify
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("early", ["off", "on"])  # on: graphs checked while the script runs (and restarts)
 def test_training_loop_with_dynamic_shapes(tmp_path, early):
@@ -38,6 +39,7 @@ def test_training_loop_with_dynamic_shapes(tmp_path, early):
     assert "dynamic=True" in repro and "options={'max_autotune': False}" in repro  # torch.compile(f, ...)
 
 
+@pytest.mark.slow
 def test_a_compile_error_under_dynamic_shapes_keeps_its_inputs(tmp_path):
     """A graph that fails to compile never runs, so its inputs are saved from what Dynamo hands
     the backend: under dynamic shapes that includes symbolic sizes, saved as their values."""

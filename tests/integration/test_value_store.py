@@ -3,6 +3,7 @@ are read back memory-mapped, and a divergence search exposes a budget's worth of
 compile. The answers must not change: the same values, the same root, the same one-op repro."""
 import json
 
+import pytest
 import torch
 import torch.fx as fx
 
@@ -59,6 +60,7 @@ def test_values_past_the_budget_are_spilled_and_read_back_unchanged(tmp_path, mo
     assert all(_file_backed(v, tmp_path) for v in loaded.values())  # what each worker reads
 
 
+@pytest.mark.slow
 def test_a_divergence_judged_a_budget_at_a_time_finds_the_same_root(monkeypatch):
     """Inductor's relu test knob mis-generates the relu of the middle block; exposing the values
     in chunks of a few kilobytes (one compile each) finds the same root as exposing them all."""
@@ -83,6 +85,7 @@ def test_a_divergence_judged_a_budget_at_a_time_finds_the_same_root(monkeypatch)
     assert {n for n, m in chunked.items() if not m["ok"]} == {n for n, m in whole.items() if not m["ok"]}
 
 
+@pytest.mark.e2e
 def test_minify_under_a_tiny_memory_budget_gives_the_same_answer(tmp_path, monkeypatch):
     """Every recorded value in a shard of its own, every exposure a chunk: the same op, verified."""
     monkeypatch.setenv(BUDGET_ENV, "0.002")

@@ -93,6 +93,7 @@ def _commit(repo: Path, message: str) -> str:
     return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.slow
 def test_overlay_bisection_names_the_planted_commit(tmp_path):
     """A history of the installed torch's runtime_utils.py: one commit plants a wrong constant
     (and touches a native file), the others are harmless; the bisection names that commit."""

@@ -4,7 +4,7 @@ past what a reader takes in at once. Reads the source with ast; imports nothing 
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("compiler", "repro", "minifier")
 LAYER = {name: depth for depth, name in enumerate(PACKAGES)}  # a package may import only lower depths
 MAX_TOP_LEVEL_MODULES = 12
