@@ -1,6 +1,6 @@
 """The exit statuses of every minify command (minify, replay, bisect, fuzz, bench), in one place:
 scripts and CI read them, so one number means one thing everywhere. `minify --help` prints
-EXIT_CODES and the README's "Exit codes" section says the same (tests/test_cli_help.py checks it).
+EXIT_CODES and the README's "Exit codes" section says the same (tests/integration/test_cli_help.py checks it).
 
 1 is what a generated repro.py says when its bug reproduces (as a failing test does), so it means
 "the bug is there" for every command that answers that: `replay` and `fuzz`. minify's own failure
