@@ -142,7 +142,7 @@ def test_merge_keeps_one_record_per_id(tmp_path, capsys):
     assert "not a finding record" in capsys.readouterr().out and not (tmp_path / "n").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_two_shards_merge_and_recheck_marks_still_failing_then_fixed(tmp_path):
     """Two shards of a real campaign (a planted neg bug) run side by side, merge by id, and
     recheck replays the merged finding: still failing, and fixed once the bug is gone (the

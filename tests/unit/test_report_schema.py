@@ -8,7 +8,7 @@ from minifier.report.rows import write_report
 from minifier.report.schema import FIELDS, SCHEMA_VERSION, off_schema
 from minifier.stopped import write_stopped
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "output-folder.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "output-folder.md"
 
 
 def documented() -> dict:
