@@ -257,6 +257,8 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     `compiled` None: compiling failed; save the inputs at the first call and run eagerly.
     `checked`: what the first-call check runs instead of `compiled`."""
     def call(*args):
+        if _fake_call(args):  # DDPOptimizer runs each compiled piece once on fake tensors: not a call to record
+            return (compiled or eager_gm)(*args)
         record["calls"] += 1
         if record["calls"] == 1:
             save_inputs(folder, eager_gm, list(args), record)
@@ -270,6 +272,12 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
         return compiled(*args)
 
     return call
+
+
+def _fake_call(args) -> bool:
+    """Is this call on fake tensors (DDPOptimizer propagating shapes through the compiled pieces of a
+    split graph), not on the program's values?"""
+    return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
 
 
 def _check(eager_gm, args: list, compiled, record: dict, ignore: tuple = ()) -> None:

@@ -226,7 +226,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and (typo := unknown_command(argv[0], list(SUBCOMMANDS))):
         error_console().print(f"[bold red]minify:[/bold red] {escape(typo)}", highlight=False, soft_wrap=True)
         return 2
-    argv, script_args = split_program_args(argv, p := parser())  # what follows the script is the program's
+    torchrun, p = None, parser()
+    from minifier.distributed.command import torchrun_form
+    from minifier.distributed.torchrun_args import TorchrunError
+    try:  # `minify [options] torchrun ...`: a distributed job (minifier/distributed)
+        argv, torchrun = torchrun_form(argv, p) or (argv, None)
+    except TorchrunError as exc:
+        error_console().print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        return 2
+    argv, script_args = split_program_args(argv, p)  # what follows the script is the program's
     try:
         ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
@@ -245,7 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     if bad:  # before anything is started or written
         console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False, soft_wrap=True)
         return 2
-    return _minify(ns, _options(ns, script_args, ignore), console)
+    opts = _options(ns, script_args, ignore)
+    if torchrun is None:
+        return _minify(ns, opts, console)
+    from minifier.distributed.command import apply, print_ranks
+    apply(ns, opts, torchrun)
+    code = _minify(ns, opts, console)
+    print_ranks(opts)  # how each rank of the job ended
+    return code
 
 
 def _exit_status(exc: SystemExit) -> int:

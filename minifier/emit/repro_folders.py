@@ -14,6 +14,7 @@ from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from compiler.graph_code import TRACING
 from compiler import gpu_gate
+from minifier.distributed.ranks import rank_words
 from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.localize.capture_run import Capture
@@ -120,7 +121,7 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
                      message=final.get("message") or bug.message, spec=spec,
                      injections=[Injection.from_dict(d) for d in ev.injections],
-                     source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
+                     source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of {len(capture.graphs)}",
                      atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed, ignore=opts.ignore,
                      context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
