@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from minifier.distributed.ranks import RankOutcome, choose_rank, forget_ending, read_outcome
 from minifier.workers.pool import module_command
@@ -27,7 +27,6 @@ from minifier.workers.stop import STOP
 
 if TYPE_CHECKING:
     from compiler.launch_form import Launch
-    from minifier.localize.capture_run import Capture, CappedOutput, CaptureOptions
 
 GRACE = 5.0  # seconds between torchrun's SIGTERM and the SIGKILL of everything the job started
 PEER_GRACE = 30.0  # seconds (or a quarter of the run, if longer) the ranks may run on after one has ended
@@ -48,6 +47,7 @@ class RunningJob:
     folder: Path
     start: float
     log: "CappedOutput"
+    read: Callable  # capture_run's reader of one capture folder
     stop_key: int | None = None
     born: float = field(default_factory=time.monotonic)
 
@@ -61,8 +61,8 @@ class RunningJob:
         self._end()
         STOP.check()
         timed_out = ended == "timeout"
-        return read_job(self.folder, time.perf_counter() - self.start, timeout, timed_out and not cut,
-                        "max-time" if timed_out and cut else None)
+        return read_job(self.read, self.folder, time.perf_counter() - self.start, timeout,
+                        timed_out and not cut, "max-time" if timed_out and cut else None)
 
     def _wait(self, seconds: float) -> str:
         """Wait for torchrun: "done", "timeout", or "peers" (ranks ran on PEER_GRACE after one
@@ -133,37 +133,35 @@ class _quiet:
         return exc[0] is not None and issubclass(exc[0], OSError)
 
 
-def start_job(program: "Launch", args: list[str], folder: Path, log: Path, options: "CaptureOptions") -> RunningJob:
-    """Start torchrun on the program under the capture (see job_command), in a session of its own."""
-    from minifier.localize.capture_run import CappedOutput
-
+def start_job(program: "Launch", args: list[str], folder: Path, out: "CappedOutput", options: "CaptureOptions",
+              read: Callable) -> RunningJob:
+    """Start torchrun on the program under the capture (see job_command), in a session of its own;
+    its output goes to `out`, and `read` (capture_run's reader of one folder) reads each rank."""
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    out = CappedOutput(log)
     try:
         proc = subprocess.Popen(job_command(program, args, folder, options), stdout=out.write_end,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=program.cwd,
                                 start_new_session=True)
     finally:
         out.started()
-    return RunningJob(proc, folder, start, out, STOP.on_stop(lambda: end_job(proc, folder)))
+    return RunningJob(proc, folder, start, out, read, STOP.on_stop(lambda: end_job(proc, folder)))
 
 
-def read_job(folder: Path, seconds: float, timeout: float, timed_out: bool, stopped: str | None) -> "Capture":
+def read_job(read: Callable, folder: Path, seconds: float, timeout: float, timed_out: bool,
+             stopped: str | None) -> "Capture":
     """The job as one Capture: the chosen rank's (ranks.choose_rank), with `script["ranks"]`
     saying how each rank ended."""
-    from minifier.localize.capture_run import _read_capture
-
     ranks: list[RankOutcome] = []
     captures = {}
     for rank_dir in sorted(folder.glob("rank_*"), key=lambda p: int(p.name.split("_")[1])):
         outcome = read_outcome(rank_dir, timed_out)
-        captures[outcome.rank] = _read_capture(rank_dir, outcome.returncode, seconds, timeout, stopped)
+        captures[outcome.rank] = read(rank_dir, outcome.returncode, seconds, timeout, stopped)
         if outcome.waiting and not timed_out:
             forget_ending(captures[outcome.rank])
         ranks.append(outcome)
     if not ranks:  # no rank started: torchrun itself failed (its log says why)
-        return _read_capture(folder, 1, seconds, timeout, stopped)
+        return read(folder, 1, seconds, timeout, stopped)
     chosen = choose_rank(ranks, captures)
     capture = captures[chosen]
     capture.seconds = seconds

@@ -121,7 +121,8 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
                      message=final.get("message") or bug.message, spec=spec,
                      injections=[Injection.from_dict(d) for d in ev.injections],
-                     source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of {len(capture.graphs)}",
+                     source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of "
+                            f"{len(capture.graphs)}",
                      atol=opts.atol, rtol=opts.rtol, strict=opts.strict, seed=seed, ignore=opts.ignore,
                      context=record.get("context") or {}, script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
