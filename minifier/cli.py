@@ -296,7 +296,7 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
         if health is not None:
             result.report["gpu_health"] = health
     except UserError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)

@@ -12,7 +12,7 @@ from compiler.rank_capture import rank_injections
 from conftest import CORPUS, ROOT, run_minify
 from minifier.cli import parser
 from minifier.distributed.command import strip_rank, torchrun_form
-from minifier.distributed.ranks import RankOutcome, choose_rank
+from minifier.distributed.ranks import RankOutcome, choose_rank, mark_lost_peers
 from minifier.distributed.torchrun_args import TorchrunError, parse
 from minifier.localize.capture_run import Capture, GraphRecord
 
@@ -51,6 +51,8 @@ def test_a_planted_bug_limited_to_one_rank():
                                              "x.py", "--", "--inject", "rank=1:y"]
     assert rank_injections(command, "0")[:3] == ["python", "--inject", "exp:accuracy"]
     assert strip_rank("rank=1:neg:accuracy") == "neg:accuracy" and strip_rank("neg") == "neg"
+    argv, cmd = torchrun_form(["--inject", "rank=1:neg:accuracy", "torchrun", "t.py"], parser())
+    assert argv[:2] == ["--inject", "neg:accuracy"] and cmd.rank_specs == {"neg:accuracy": "rank=1:neg:accuracy"}
 
 
 def _capture(status: str, failing: bool) -> Capture:
@@ -63,7 +65,13 @@ def test_the_failing_rank_is_chosen_and_its_peers_wait_on_it():
     waiting = RankOutcome(0, None, "SIGTERM", 2.0, 2)
     captures = {0: _capture("waiting", False), 1: _capture("crash", False)}
     assert choose_rank([waiting, crashed], captures) == 1
-    assert waiting.waiting_on([waiting, crashed]).startswith("waiting on rank 1")
+    assert waiting.to_dict(captures[0], 1)["message"].startswith("waiting on rank 1: ended by the job (SIGTERM)")
+    # rank 0 raised only because rank 1 left the all-reduce: rank 1's own error is the job's
+    ranks = [RankOutcome(0, 0, None, 1.0), RankOutcome(1, 0, None, 1.0)]
+    captures = {0: Capture([], {"status": "error", "type": "DistBackendError", "message": "[../pair.cc:553] Connection "
+                                "closed by peer [127.0.0.1]:1"}, 1.0), 1: Capture([], {"status": "error"}, 1.0)}
+    mark_lost_peers(ranks, captures)
+    assert choose_rank(ranks, captures) == 1 and ranks[0].to_dict(captures[0], 1)["status"] == "waiting"
     captures = {0: _capture("ok", False), 1: _capture("ok", True)}  # only rank 1's graph differs
     assert choose_rank([RankOutcome(0, 0, None, 1.0), RankOutcome(1, 0, None, 1.0)], captures) == 1
 

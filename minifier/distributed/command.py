@@ -21,7 +21,19 @@ def torchrun_form(argv: list[str], parser: argparse.ArgumentParser) -> tuple[lis
     except TorchrunError as exc:
         return argv, str(exc)
     target = ["-m", cmd.target] if cmd.module else [cmd.target]
-    return [*argv[:at[0]], *target, "--", *cmd.args], cmd
+    return [*_rank_specs_checked_plain(argv[:at[0]], cmd), *target, "--", *cmd.args], cmd
+
+
+def _rank_specs_checked_plain(words: list[str], cmd: TorchrunCommand) -> list[str]:
+    """minify's options with each `--inject rank=R:SPEC` as `--inject SPEC` (checked as any spec);
+    the rank each one is for is kept in `cmd.rank_specs` (with_torchrun puts it back)."""
+    out = []
+    for i, word in enumerate(words):
+        if i and words[i - 1] == "--inject" and word.startswith(RANK_PREFIX):
+            cmd.rank_specs[strip_rank(word)] = word
+            word = strip_rank(word)
+        out.append(word)
+    return out
 
 
 def _only_options(words: list[str], parser: argparse.ArgumentParser) -> bool:
@@ -36,11 +48,11 @@ def _only_options(words: list[str], parser: argparse.ArgumentParser) -> bool:
 def with_torchrun(ns: argparse.Namespace, opts, cmd: TorchrunCommand | None):
     """The Options of a distributed run (`opts` as they are for any other): torchrun's options
     travel with the program; a planted bug limited to one rank (`--inject rank=R:SPEC`) is
-    checked as SPEC; no early checks (the ranks, not one capture, record the graphs)."""
+    planted on rank R alone; no early checks (the ranks, not one capture, record the graphs)."""
     if cmd is not None:
         opts.torchrun = cmd.launcher_options()
         opts.early_checks = False
-        ns.inject = [strip_rank(spec) for spec in ns.inject]
+        opts.injections = [cmd.rank_specs.get(spec, spec) for spec in opts.injections]
     return opts
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from minifier.distributed.ranks import RankOutcome, choose_rank, forget_ending, read_outcome
+from minifier.distributed.ranks import RankOutcome, choose_rank, forget_ending, mark_lost_peers, read_outcome
 from minifier.workers.pool import module_command
 from minifier.workers.reap import kill_group
 from minifier.workers.stop import STOP
@@ -162,9 +162,10 @@ def read_job(read: Callable, folder: Path, seconds: float, timeout: float, timed
         ranks.append(outcome)
     if not ranks:  # no rank started: torchrun itself failed (its log says why)
         return read(folder, 1, seconds, timeout, stopped)
+    mark_lost_peers(ranks, captures)
     chosen = choose_rank(ranks, captures)
     capture = captures[chosen]
     capture.seconds = seconds
     capture.script["rank"] = chosen
-    capture.script["ranks"] = [r.to_dict(captures[r.rank], ranks) for r in ranks]
+    capture.script["ranks"] = [r.to_dict(captures[r.rank], chosen) for r in ranks]
     return capture

@@ -3,7 +3,7 @@
 A rank the job ended (torchrun's SIGTERM after a peer failed, or minify's at the timeout) was
 waiting on another: it is reported as "waiting on rank N", never as a bug of its own. The job's
 failure is the first rank whose own graphs failed, else the first rank that ended badly by
-itself (a crash, an error), else rank 0.
+itself (a crash, an error; not an error of a collective whose peer had left), else rank 0.
 """
 from __future__ import annotations
 
@@ -20,31 +20,36 @@ class RankOutcome:
     seconds: float | None
     world_size: int = 1
 
+    lost_peer: bool = False  # it raised because a peer left a collective (gloo: connection closed by peer)
+
     @property
     def waiting(self) -> bool:
-        return self.ended_by is not None
+        return self.ended_by is not None or self.lost_peer
 
-    def to_dict(self, capture, ranks: list["RankOutcome"]) -> dict:
+    def to_dict(self, capture, chosen: int) -> dict:
         """A row of report.json's `ranks`: how it ended, its failing graphs, whom it waited on."""
         row = {"rank": self.rank, "returncode": self.returncode, "seconds": self.seconds,
-               "status": capture.script.get("status"), "failing_graphs": [g.index for g in capture.failing]}
-        if self.waiting:
-            row["status"], row["message"] = "waiting", self.waiting_on(ranks)
-        else:
-            row["message"] = capture.script.get("message") or capture.script.get("type") or ""
+               "status": capture.script.get("status"), "failing_graphs": [g.index for g in capture.failing],
+               "message": capture.script.get("message") or capture.script.get("type") or ""}
+        if self.waiting and chosen != self.rank:
+            how = f"its collective failed ({row['message'][:100]})" if self.lost_peer else \
+                f"ended by the job ({self.ended_by})"
+            row["status"], row["message"] = "waiting", f"waiting on rank {chosen}: {how}"
+        elif self.ended_by is not None:
+            row["status"], row["message"] = "waiting", (f"ended by the job ({self.ended_by}) when it ran past "
+                                                        f"its timeout, or on after its peers had ended")
         return row
 
 
-    def waiting_on(self, ranks: list["RankOutcome"]) -> str:
-        """Why the job ended this rank: the peer that failed, or the one that had ended while it ran on."""
-        failed = [r.rank for r in ranks if not r.waiting and r.returncode not in (0, None)]
-        done = [r.rank for r in ranks if not r.waiting and r.returncode == 0]
-        if failed:
-            return f"waiting on rank {failed[0]}: ended by the job ({self.ended_by}) after rank {failed[0]} failed"
-        if done:
-            return (f"still running after rank {done[0]} had ended (waiting on a peer that had left, or hanging at "
-                    f"its end): ended by the job ({self.ended_by})")
-        return f"ended by the job ({self.ended_by}) when it ran past its timeout"
+PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "DistBackendError", "DistNetworkError")
+
+
+def mark_lost_peers(ranks: list[RankOutcome], captures: dict) -> None:
+    """A rank that raised only because a peer left the collective it was in is waiting, not failing."""
+    for r in ranks:
+        script = captures[r.rank].script
+        text = f"{script.get('type', '')} {script.get('message', '')}"
+        r.lost_peer = script.get("status") == "error" and any(words in text for words in PEER_LOST)
 
 
 def read_outcome(rank_dir: Path, timed_out: bool) -> RankOutcome:

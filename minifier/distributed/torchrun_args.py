@@ -29,6 +29,7 @@ class TorchrunCommand:
     module: bool = False  # `-m`: the target is a module, as `python -m` runs it
     target: str = ""  # the script's path, or the module's name
     args: list[str] = field(default_factory=list)  # the program's own
+    rank_specs: dict[str, str] = field(default_factory=dict)  # `--inject rank=R:SPEC` of minify's, by SPEC
 
     def launcher_options(self) -> list[str]:
         """torchrun's options as minify runs the job: the user's, on a rendezvous of this run's own."""
