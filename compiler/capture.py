@@ -342,8 +342,9 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
         if isinstance(exc, EOFError):  # stdin is empty here: say so, the script's own message may not
             message = f"{message} (the script read standard input, which minify does not give it; pass what it " \
                       f"reads as arguments after --, or a file)"
+        trace = traceback.format_exc()  # its head too: the program's own frames, above a deep Dynamo stack
         result = {"status": "error", "type": type(exc).__name__, "message": message,
-                  "traceback": traceback.format_exc()[-4000:]}
+                  "traceback": trace if len(trace) <= 6000 else f"{trace[:2000]}\n...\n{trace[-4000:]}"}
     result["graphs"] = session.count
     result["dynamo_graphs"] = session.dynamo_count
     result["callables"] = session.callables

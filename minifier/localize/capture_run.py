@@ -203,6 +203,7 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
     program = script if isinstance(script, Launch) else Launch.script(script)
     if program.torchrun:  # a distributed job: every rank under the capture (minify torchrun)
         from minifier.distributed.job import start_job
+        folder.mkdir(parents=True, exist_ok=True)
         return start_job(program, args, folder, CappedOutput(log), options, _read_capture)
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
