@@ -71,6 +71,9 @@ def test_the_failing_rank_is_chosen_and_its_peers_wait_on_it():
     captures = {0: Capture([], {"status": "error", "type": "DistBackendError", "message": "[../pair.cc:553] Connection "
                                 "closed by peer [127.0.0.1]:1"}, 1.0), 1: Capture([], {"status": "error"}, 1.0)}
     mark_lost_peers(ranks, captures)
+    # nothing failed; rank 0 hung at its end and was ended: rank 1's clean ending is the job's
+    assert choose_rank([waiting, RankOutcome(1, 0, None, 1.0)], {0: _capture("waiting", False),
+                                                                  1: _capture("ok", False)}) == 1
     assert choose_rank(ranks, captures) == 1 and ranks[0].to_dict(captures[0], 1)["status"] == "waiting"
     captures = {0: _capture("ok", False), 1: _capture("ok", True)}  # only rank 1's graph differs
     assert choose_rank([RankOutcome(0, 0, None, 1.0), RankOutcome(1, 0, None, 1.0)], captures) == 1

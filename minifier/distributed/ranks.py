@@ -3,7 +3,8 @@
 A rank the job ended (torchrun's SIGTERM after a peer failed, or minify's at the timeout) was
 waiting on another: it is reported as "waiting on rank N", never as a bug of its own. The job's
 failure is the first rank whose own graphs failed, else the first rank that ended badly by
-itself (a crash, an error; not an error of a collective whose peer had left), else rank 0.
+itself (a crash, an error; not an error of a collective whose peer had left), else the first
+that ended well by itself (not one the job ended after its peers had finished), else rank 0.
 """
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def choose_rank(ranks: list[RankOutcome], captures: dict) -> int:
     for r in ranks:
         if not r.waiting and (r.returncode not in (0, None) or captures[r.rank].script.get("status") != "ok"):
             return r.rank
-    return ranks[0].rank
+    return next((r.rank for r in ranks if not r.waiting), ranks[0].rank)  # one that ended well by itself
 
 
 
