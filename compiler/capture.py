@@ -258,6 +258,8 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     `compiled` None: compiling failed; save the inputs at the first call and run eagerly.
     `checked`: what the first-call check runs instead of `compiled`."""
     def call(*args):
+        if _fake_call(args):  # DDPOptimizer runs each compiled piece once on fake tensors: not a call to record
+            return (compiled or eager_gm)(*args)
         record["calls"] += 1
         if record["calls"] == 1:
             save_inputs(folder, eager_gm, list(args), record)
@@ -271,6 +273,12 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
         return compiled(*args)
 
     return call
+
+
+def _fake_call(args) -> bool:
+    """Is this call on fake tensors (DDPOptimizer propagating shapes through the compiled pieces of a
+    split graph), not on the program's values?"""
+    return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
 
 
 def _check(eager_gm, args: list, compiled, record: dict, judging: Judging) -> None:
@@ -335,8 +343,9 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
         if isinstance(exc, EOFError):  # stdin is empty here: say so, the script's own message may not
             message = f"{message} (the script read standard input, which minify does not give it; pass what it " \
                       f"reads as arguments after --, or a file)"
+        trace = traceback.format_exc()  # its head too: the program's own frames, above a deep Dynamo stack
         result = {"status": "error", "type": type(exc).__name__, "message": message,
-                  "traceback": traceback.format_exc()[-4000:]}
+                  "traceback": trace if len(trace) <= 6000 else f"{trace[:2000]}\n...\n{trace[-4000:]}"}
     result["graphs"] = session.count
     result["dynamo_graphs"] = session.dynamo_count
     result["callables"] = session.callables

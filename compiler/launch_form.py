@@ -31,6 +31,7 @@ class Launch:
     form: str  # "script", "module" or "test"
     target: str  # the script's absolute path, the module's dotted name, or the test's node id (its file absolute)
     cwd: str  # the directory the program runs in
+    torchrun: tuple[str, ...] = ()  # torchrun's options when the program is a distributed job (minify torchrun)
 
     @classmethod
     def script(cls, path: Path, cwd: Path | None = None) -> "Launch":
@@ -38,7 +39,7 @@ class Launch:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Launch":
-        return cls(data["form"], data["target"], data["cwd"])
+        return cls(data["form"], data["target"], data["cwd"], tuple(data.get("torchrun", ())))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -59,6 +60,8 @@ class Launch:
     @property
     def command(self) -> str:
         """The command a user types to run it (for messages)."""
+        if self.torchrun:
+            return " ".join(["torchrun", *self.torchrun, *(["-m"] if self.form == "module" else []), self.target])
         if self.form == "module":
             return f"python -m {self.target}"
         if self.form == "test":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from minifier.cli_args import COMMA_LISTS, comma_lists  # noqa: F401  (tests import them from here)
 from minifier.run_log import RunLog
 
 USAGE = """minify [options] SCRIPT [script args]
@@ -36,12 +37,6 @@ EXAMPLES = """examples:
   minify tests/test_model.py::test_block   the test's failing assertion under torch.compile is the failure
   minify fuzz --ops neg,exp --max-examples 50
                                            fuzz two ops' lowerings (lists take a,b or a b)"""
-
-# List options of the subcommands that also take `a,b` (each value split at commas) or, for a
-# single comma-separated value, `a b` (joined with commas). Specs (--inject, --mask) may hold
-# commas of their own, so they are not lists here.
-COMMA_LISTS = {"fuzz": {"--ops": "split", "--dtypes": "split"}, "bench": {"--cases": "join"}}
-
 
 def _version() -> str:
     from importlib import metadata
@@ -70,30 +65,6 @@ def _epilog() -> str:
     codes = "\n".join(textwrap.fill(text, 100, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
                       for code, text in EXIT_CODES.items())
     return f"{EXAMPLES}\n\nexit codes:\n{codes}"
-
-
-def comma_lists(argv: list[str], options: dict[str, str]) -> list[str]:
-    """`argv` with the values of each list option in `options` as its parser takes them:
-    "split" (one value each: `--ops neg,exp` is `--ops neg exp`) or "join" (one
-    comma-separated value: `--cases a b` is `--cases a,b`)."""
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        name, eq, inline = argv[i].partition("=")
-        i += 1
-        if name not in options:
-            out.append(argv[i - 1])
-            if argv[i - 1] == "--":
-                out += argv[i:]
-                break
-            continue
-        values = [inline] if eq else []
-        while not eq and i < len(argv) and not argv[i].startswith("-"):
-            values.append(argv[i])
-            i += 1
-        items = [v for value in values for v in value.split(",") if v]
-        out += [name, ",".join(items)] if options[name] == "join" else [name, *items]
-    return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -223,10 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     from minifier.cli_args import split_program_args, unknown_command
     from minifier.report.terminal import error_console
 
-    if argv and (typo := unknown_command(argv[0], list(SUBCOMMANDS))):
+    from minifier.distributed.command import torchrun_form, with_torchrun  # `minify [options] torchrun ...`
+    argv, torchrun = torchrun_form(argv, p := parser())  # a str: why minify cannot run that torchrun command
+    if typo := torchrun if isinstance(torchrun, str) else argv and unknown_command(argv[0], list(SUBCOMMANDS)):
         error_console().print(f"[bold red]minify:[/bold red] {escape(typo)}", highlight=False, soft_wrap=True)
         return 2
-    argv, script_args = split_program_args(argv, p := parser())  # what follows the script is the program's
+    argv, script_args = split_program_args(argv, p)  # what follows the script is the program's
     try:
         ns = p.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line)
@@ -246,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:  # before anything is started or written
         console.print(f"[bold red]minify:[/bold red] {escape(bad)}", highlight=False, soft_wrap=True)
         return 2
-    return _minify(ns, _options(ns, script_args, judging), console)
+    return _minify(ns, with_torchrun(ns, _options(ns, script_args, judging), torchrun), console)
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -323,7 +296,7 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
         if health is not None:
             result.report["gpu_health"] = health
     except UserError as exc:
-        console.print(f"[bold red]minify:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)

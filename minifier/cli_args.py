@@ -86,3 +86,33 @@ def unknown_command(word: str, commands: list[str]) -> str | None:
     if not close:
         return None
     return f"unknown command {word!r}: did you mean {close[0]}? (minify --help lists the commands)"
+
+
+# List options of the subcommands that also take `a,b` (each value split at commas) or, for a
+# single comma-separated value, `a b` (joined with commas). Specs (--inject, --mask) may hold
+# commas of their own, so they are not lists here.
+COMMA_LISTS = {"fuzz": {"--ops": "split", "--dtypes": "split"}, "bench": {"--cases": "join"}}
+
+
+def comma_lists(argv: list[str], options: dict[str, str]) -> list[str]:
+    """`argv` with the values of each list option in `options` as its parser takes them:
+    "split" (one value each: `--ops neg,exp` is `--ops neg exp`) or "join" (one
+    comma-separated value: `--cases a b` is `--cases a,b`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        i += 1
+        if name not in options:
+            out.append(argv[i - 1])
+            if argv[i - 1] == "--":
+                out += argv[i:]
+                break
+            continue
+        values = [inline] if eq else []
+        while not eq and i < len(argv) and not argv[i].startswith("-"):
+            values.append(argv[i])
+            i += 1
+        items = [v for value in values for v in value.split(",") if v]
+        out += [name, ",".join(items)] if options[name] == "join" else [name, *items]
+    return out

@@ -393,4 +393,5 @@ def _base_report(session: Session, capture: Capture, rows: list, evaluators: lis
             "graph_count": len(capture.graphs), "failing_graphs": sorted({r["failing_graph"] for r in rows}),
             "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
             "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": session.pool.restarts,
-            "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2)}
+            "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2),
+            **({"rank": capture.script["rank"], "ranks": capture.script["ranks"]} if "ranks" in capture.script else {})}

@@ -13,6 +13,7 @@ from typing import Any
 from compiler.inject import Injection
 from compiler.graph_code import TRACING
 from compiler import gpu_gate
+from minifier.distributed.ranks import rank_words
 from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.localize.capture_run import Capture
@@ -117,7 +118,8 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
                      message=final.get("message") or bug.message, spec=spec,
                      injections=[Injection.from_dict(d) for d in ev.setup.injections],
-                     source=f"{opts.script.name}, graph {bug.graph} of {len(capture.graphs)}",
+                     source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of "
+                            f"{len(capture.graphs)}",
                      judging=opts.judging, seed=seed,
                      context=ev.setup.context, script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro

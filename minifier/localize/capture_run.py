@@ -202,6 +202,10 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
     zygote not started yet), the capture starts it once torch is imported: one start-up
     for both, and the capture's own is no slower."""
     program = script if isinstance(script, Launch) else Launch.script(script)
+    if program.torchrun:  # a distributed job: every rank under the capture (minify torchrun)
+        from minifier.distributed.job import start_job
+        folder.mkdir(parents=True, exist_ok=True)
+        return start_job(program, args, folder, CappedOutput(log), options, _read_capture)
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     out = CappedOutput(log)

@@ -81,11 +81,12 @@ LIBRARY = ("site-packages", "dist-packages", "/lib/python", "<")
 
 def user_line(script: dict) -> tuple[str, int] | None:
     """The innermost line of the user's own code an error was raised at: for an error Dynamo
-    raised while tracing, its `from user code:` frames (the traced line); else the traceback's.
+    raised while tracing, its `from user code:` frames (the traced line); else, or where those are all
+    library frames, the traceback's.
     Frames of libraries and of minify itself are not the user's."""
     message, trace = script.get("message") or "", script.get("traceback") or ""
     traced = message.split("from user code:", 1)[1] if "from user code:" in message else ""
-    for text in (traced, trace if not traced else ""):
+    for text in (traced, trace):  # traced frames all in libraries (a model compiled inside DDP): the call's line
         frames = [(f, int(n)) for f, n in FRAME.findall(text)
                   if not any(part in f for part in LIBRARY) and not f.startswith(OWN)]
         if frames:

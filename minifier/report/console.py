@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compiler.rungs import RUNG_WORDS
+from minifier.distributed.command import rank_lines
 from minifier.report import numerics
 from minifier.report.live import LiveLine, is_live_terminal
 from minifier.report.rows import finding_counts, findings_line
@@ -72,6 +73,8 @@ def print_summary(report: dict, console: Console) -> None:
     """The summary is the command's result: on standard output where `console` is the error console."""
     console = getattr(console, "results", console)
     console.print(_graphs_table(report))
+    for line in rank_lines(report):  # a distributed job: how each rank ended (minifier/distributed)
+        console.print(Text(line))
     if report.get("status") == "nothing_failed":
         notes = [f"graph {g['index']}: {g['note']}" for g in report["graphs"] if g.get("note")]
         e2e = report.get("end_to_end") or {}

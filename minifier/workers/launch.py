@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from compiler import gpu_gate, settings
@@ -69,6 +69,7 @@ class Options:
     emit_test: Path | None = None  # write a pytest regression test per repro here
     force: bool = False  # use an output folder that holds another script's run (or other files)
     early_checks: bool | None = None  # first checks while the capture runs (None: on 4 cores or more)
+    torchrun: list[str] | None = None  # torchrun's options: the program is a distributed job (minify torchrun)
 
 
 @dataclass
@@ -97,6 +98,8 @@ def resolve_program(opts: Options) -> Launch:
     else:
         program, file = Launch.script(opts.script, cwd), opts.script
     check_script(file)
+    if opts.torchrun is not None:  # every rank of the job under the capture (minifier/distributed)
+        program = replace(program, torchrun=tuple(opts.torchrun))
     opts.script, opts.program = Path(file).resolve(), program
     return program
 
@@ -225,9 +228,10 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
         opts.jobs = min(opts.jobs, GPU_WORKERS)
     forked = mode == "warm"  # the workers are forked warm; on a CUDA build ('cold') only their replacements
     bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
-    zygote = Zygote(work / "logs" / "zygote.log", hosted=True, cold=mode == "cold") if mode else None
+    hosted = not program.torchrun  # torchrun's ranks host no zygote: it starts by itself
+    zygote = Zygote(work / "logs" / "zygote.log", hosted=hosted, cold=mode == "cold") if mode else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
-                            CaptureOptions(injections=opts.injections, judging=opts.judging), host=zygote)
+                            CaptureOptions(injections=opts.injections, judging=opts.judging), host=zygote if hosted else None)
     # Without a warm zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
     # begun now, beside the capture, not after this process has imported torch itself.
     workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
