@@ -12,6 +12,7 @@ import pytest
 
 from conftest import CORPUS, ROOT, run_minify
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_UNSUPPORTED
+from minifier.localize.capture_run import run_capture
 from minifier.program.instrument import run_program
 from repro.verify import run_control
 
@@ -75,6 +76,8 @@ def test_aoti_accuracy_is_not_supported_yet(tmp_path):
     assert done.returncode == EXIT_UNSUPPORTED, done.stdout + done.stderr
     assert "AOTInductor package 0" in done.stderr and "differs from its exported program" in done.stderr
     assert "fails without torch.compile too" not in done.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "unsupported" and report["aoti_packages"][0]["failure"]["kind"] == "accuracy"
     package = out / "work" / "capture" / "aoti_0"
     record = json.loads((package / "record.json").read_text())
     assert record["failure"]["kind"] == "accuracy" and record["calls"] == 1
@@ -102,6 +105,22 @@ def test_export_failure_is_the_users(tmp_path):
     assert done.returncode == EXIT_BAD_INPUT, done.stdout + done.stderr
     assert "torch.export.export fails on the program" in done.stderr
     assert "data-dependent" in done.stderr, done.stderr
+
+
+def test_torch_own_compile_calls_are_not_the_scripts(tmp_path):
+    """torch.cond run eagerly (as export runs it) compiles its branches with torch.compile
+    itself: the capture records only the script's own compiled function, and the script runs."""
+    script = tmp_path / "cond_eager.py"
+    script.write_text(textwrap.dedent('''
+        import torch
+
+        x = torch.randn(3)
+        print(torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x,)))
+        print(torch.compile(lambda t: t * 2, backend="eager")(x))
+    '''))
+    capture = run_capture(script, [], tmp_path / "capture", tmp_path / "capture.log", 300)
+    assert capture.script["status"] == "ok", capture.script
+    assert capture.script["callables"] == 1 and len(capture.graphs) == 1
 
 
 def aoti_cases() -> list[dict]:

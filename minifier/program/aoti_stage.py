@@ -10,6 +10,7 @@ from pathlib import Path
 
 from minifier.exit_codes import EXIT_UNSUPPORTED
 from minifier.localize.capture_run import Capture
+from minifier.report.rows import write_report
 from minifier.workers.launch import UserError
 
 ISSUE = "minify cannot reduce AOTInductor programs yet (issue 49)"
@@ -81,25 +82,30 @@ def refuse_prebuilt(capture: Capture) -> None:
                         f"ExportedProgram) and run minify again; {ISSUE}", EXIT_UNSUPPORTED)
 
 
-def refuse(capture: Capture, e2e=None) -> None:
+def refuse(capture: Capture, e2e=None, out: Path | None = None, report: dict | None = None) -> None:
     """Raise exit 9 where the run used AOTInductor and something failed (or a package it
-    cannot check); a run with packages whose every check passed and whose program agrees with
-    the control goes on."""
+    cannot check), with report.json saying so when `report` is given; a run with packages whose
+    every check passed and whose program agrees with the control goes on."""
     refuse_prebuilt(capture)
     records = packages(capture)
     if not records and _running(capture) is None:
         return
     line = failure_line(capture, records, e2e)
-    if line is not None:
-        raise UserError(f"{line}; {ISSUE}", EXIT_UNSUPPORTED)
+    if line is None:
+        return
+    if report is not None and out is not None:
+        report.update(status="unsupported", unsupported=f"{line}; {ISSUE}", aoti_packages=[
+            {k: r.get(k) for k in ("index", "calls", "failure", "verdict", "folder")} for r in records])
+        write_report(out, report)
+    raise UserError(f"{line}; {ISSUE}", EXIT_UNSUPPORTED)
 
 
-def refuse_program_level(capture: Capture, e2e) -> None:
+def refuse_program_level(capture: Capture, e2e, out: Path, report: dict) -> None:
     """The program-level search reruns the program with torch.compile's layers and reduces its
     source with torch.compile as the oracle: with AOTInductor in the program it could name a
     layer that is not to blame. Say so instead."""
     if used(capture):
-        refuse(capture, e2e)
+        refuse(capture, e2e, out, report)
 
 
 def export_failed(capture: Capture) -> str | None:

@@ -27,9 +27,9 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     report = {"status": "nothing_failed", "graphs": [graph_row(g) for g in capture.graphs],
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
               "wall_seconds": round(time.perf_counter() - start, 2)}
-    write_report(out, report)
     what = interaction.script_failure(script)
-    aoti_stage.refuse(capture)  # an AOTInductor package failed its check: not supported yet (exit 9)
+    aoti_stage.refuse(capture, None, out, report)  # an AOTInductor package failed: not supported yet (exit 9)
+    write_report(out, report)
     if not capture.graphs and what is None and not aoti_stage.used(capture):
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     say("no graph fails on its own: checking the whole program against a run with nothing compiled")
@@ -153,7 +153,7 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
     """The failure shows only in the whole program: name the layer of torch.compile it belongs
     to, then reduce the set of graphs that fail together, or else the program itself."""
     opts, work, say = session.opts, session.work, session.ui.step
-    aoti_stage.refuse_program_level(capture, e2e)  # torch.compile's layers cannot blame AOTInductor
+    aoti_stage.refuse_program_level(capture, e2e, session.out, report)  # torch.compile's layers cannot blame AOTI
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     with session.phases.timed("program layers"):
         layer = blame_layer(program_of(opts), opts.script_args, eager, e2e, work / "layers", opts.timeout,
