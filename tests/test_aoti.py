@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CORPUS, ROOT, run_minify
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_UNSUPPORTED
-from minifier.localize.capture_run import run_capture
+from minifier.localize.capture_run import Capture, run_capture
 from minifier.program.instrument import run_program
 from repro.verify import run_control
 
@@ -121,6 +121,28 @@ def test_torch_own_compile_calls_are_not_the_scripts(tmp_path):
     capture = run_capture(script, [], tmp_path / "capture", tmp_path / "capture.log", 300)
     assert capture.script["status"] == "ok", capture.script
     assert capture.script["callables"] == 1 and len(capture.graphs) == 1
+
+
+def test_packages_the_control_cannot_turn_off_get_no_verdict(tmp_path):
+    """A package the script loaded but did not compile (no exported program to run instead),
+    or a program that fails end to end with AOTInductor in it: exit 9, never a program-level
+    verdict; a run whose packages all passed goes on."""
+    from minifier.program import aoti_stage
+    from minifier.workers.launch import UserError
+
+    (tmp_path / "aoti_0").mkdir()
+    (tmp_path / "aoti_0" / "record.json").write_text(json.dumps({"index": 0, "calls": 1,
+                                                                  "verdict": {"status": "pass"}}))
+    capture = Capture([], {"status": "error", "type": "AssertionError", "message": "x"}, 1.0, folder=tmp_path)
+    aoti_stage.refuse(capture)  # every package passed its check: nothing to say yet
+    with pytest.raises(UserError) as ended:
+        aoti_stage.refuse_program_level(capture, "AssertionError: x", tmp_path, {})
+    assert ended.value.code == EXIT_UNSUPPORTED and "passes with it turned off" in str(ended.value)
+    assert json.loads((tmp_path / "report.json").read_text())["status"] == "unsupported"
+    (tmp_path / "aoti_prebuilt.txt").write_text("/models/deployed.pt2\n")
+    with pytest.raises(UserError) as ended:
+        aoti_stage.refuse(capture)
+    assert ended.value.code == EXIT_UNSUPPORTED and "/models/deployed.pt2" in str(ended.value)
 
 
 def aoti_cases() -> list[dict]:
