@@ -18,7 +18,8 @@ import torch
 import torch._inductor
 import torch._inductor.package
 
-from compiler.oracle import check
+from compiler.judging import Judging
+from compiler.oracle import judged_check
 from compiler.signature import exception_signature
 
 STAGE = "aoti"  # the stage an AOTInductor package's outputs are judged at
@@ -37,8 +38,8 @@ def _key(path):
 class AotiRecorder:
     """The hooks' state for one run of the script: package N is `out/aoti_N`."""
 
-    def __init__(self, out: Path):
-        self.out = out
+    def __init__(self, out: Path, judging: Judging):
+        self.out, self.judging = out, judging  # the run's tolerances, --strict, --ignore
         self.count = 0
         self.by_path: dict = {}  # package path -> (folder, record, ExportedProgram)
         self.real_compile = torch._inductor.aoti_compile_and_package
@@ -72,14 +73,15 @@ class AotiRecorder:
             with open(self.out / "aoti_prebuilt.txt", "a") as listed:
                 listed.write(f"{os.fspath(path) if isinstance(path, (str, os.PathLike)) else 'a file object'}\n")
             return model
-        return CheckedPackage(model, *known, marker=self.out / "aoti_calling")
+        return CheckedPackage(model, *known, marker=self.out / "aoti_calling", judging=self.judging)
 
 
 class CheckedPackage:
     """A loaded AOTInductor package that checks itself against its exported program at its first call."""
 
-    def __init__(self, model, folder: Path, record: dict, ep, marker: Path):
+    def __init__(self, model, folder: Path, record: dict, ep, marker: Path, judging: Judging):
         self.model, self.folder, self.record, self.ep, self.marker = model, folder, record, ep, marker
+        self.judging = judging
 
     def __getattr__(self, name):
         return getattr(self.model, name)
@@ -102,8 +104,8 @@ class CheckedPackage:
     def _check(self, args, kwargs) -> None:
         """The package against the exported program run eagerly, on copies of the same inputs."""
         eager = self.ep.module()
-        outcome = check(lambda *a: eager(*a, **kwargs), list(args), lambda *a: self.model(*a, **kwargs),
-                        stage=STAGE)
+        outcome = judged_check(lambda *a: eager(*a, **kwargs), list(args), lambda *a: self.model(*a, **kwargs),
+                               STAGE, self.judging)
         self.record["verdict"] = outcome.__dict__
         if outcome.status == "fail":
             self.record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
@@ -125,11 +127,11 @@ def _recording_export(out: Path, real):
     return export
 
 
-def install(out: Path) -> AotiRecorder:
+def install(out: Path, judging: Judging) -> AotiRecorder:
     """Hook AOTInductor's compile and load for this run (aoti_load_package reads
     torch._inductor.package.load_package at each call, so both load paths are covered), and
     torch.export.export's errors."""
-    recorder = AotiRecorder(out)
+    recorder = AotiRecorder(out, judging)
     torch._inductor.aoti_compile_and_package = recorder.compile
     torch._inductor.package.load_package = recorder.load
     torch.export.export = _recording_export(out, torch.export.export)

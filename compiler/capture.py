@@ -298,7 +298,7 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
     if eager or stage_backend is not None:  # nothing compiled: AOTInductor neither (compiler/aoti_control.py)
         aoti_control.turn_off()
     else:
-        aoti_capture.install(session.out)
+        aoti_capture.install(session.out, session.judging)
 
     @functools.wraps(original)
     def recording_compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
