@@ -14,6 +14,7 @@ from conftest import CORPUS, ROOT, run_minify
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_UNSUPPORTED
 from minifier.localize.capture_run import Capture, run_capture
 from minifier.program.instrument import run_program
+from minifier.report.schema import off_schema
 from repro.verify import run_control
 
 # A repro-shaped program: exports, AOTInductor-compiles, loads and checks against eager. The
@@ -78,6 +79,7 @@ def test_aoti_accuracy_is_not_supported_yet(tmp_path):
     assert "fails without torch.compile too" not in done.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "unsupported" and report["aoti_packages"][0]["failure"]["kind"] == "accuracy"
+    assert off_schema(report) == []
     package = out / "work" / "capture" / "aoti_0"
     record = json.loads((package / "record.json").read_text())
     assert record["failure"]["kind"] == "accuracy" and record["calls"] == 1
