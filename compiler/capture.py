@@ -18,12 +18,13 @@ import functools
 import json
 import os
 import shutil
+import sys
 import traceback
 from pathlib import Path
 
 import torch
 
-from compiler import config_snapshot, gpu_gate, inject, kernels, launch_form, settings
+from compiler import aoti_capture, aoti_control, config_snapshot, gpu_gate, inject, kernels, launch_form, settings
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
 from compiler.launch_form import Launch
@@ -302,6 +303,10 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
     original = torch.compile
     if not eager:
         disable_aot_cache()
+    if eager or stage_backend is not None:  # nothing compiled: AOTInductor neither (compiler/aoti_control.py)
+        aoti_control.turn_off()
+    else:
+        aoti_capture.install(session.out, session.judging)
 
     @functools.wraps(original)
     def recording_compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
@@ -309,6 +314,9 @@ def install(session: Session, eager: bool = False, stage_backend: str | None = N
         if model is None:
             return lambda m: recording_compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                                mode=mode, options=options, disable=disable, **kwargs)
+        if sys._getframe(1).f_globals.get("__name__", "").startswith("torch."):  # torch's own (torch.cond
+            return original(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,  # run or
+                            options=options, disable=disable, **kwargs)  # exported): not the script's graphs
         if eager:
             handle = eager_module(model) if isinstance(model, torch.nn.Module) else model
         elif stage_backend is not None:  # the script's backend, mode and options give way to it

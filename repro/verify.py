@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import gpu_gate
+from compiler.aoti_control import TURN_OFF_SOURCE
 from compiler.gpu_slots import SLOTS
 
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
@@ -81,13 +82,15 @@ def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.communicate()
 
 
-# The control run: repro.py with nothing compiled. TORCHDYNAMO_DISABLE is read at each
+# The control run: repro.py with nothing compiled (AOTInductor off too:
+# compiler/aoti_control.py). TORCHDYNAMO_DISABLE is read at each
 # torch.compile call (and inherited by a crash repro's child); config.disable covers a process
 # that imported torch before the variable was set (a forked or prewarmed one).
 _CONTROL = """import os, runpy, sys
 os.environ["TORCHDYNAMO_DISABLE"] = "1"
 import torch
 torch._dynamo.config.disable = True
+{aoti_off}
 sys.argv[0] = {repro!r}
 sys.path[0] = os.path.dirname({repro!r})
 runpy.run_path({repro!r}, run_name="__main__")
@@ -101,7 +104,7 @@ def run_control(repro: Path, timeout: float = 600.0, prewarmed=None) -> Verifica
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minify-control-") as folder:
         control = Path(folder) / "control.py"
-        control.write_text(_CONTROL.format(repro=str(repro.resolve())))
+        control.write_text(_CONTROL.format(repro=str(repro.resolve()), aoti_off=TURN_OFF_SOURCE))
         done = prewarmed.run(control, [], timeout) if prewarmed is not None else None
         if done is None or not _passed(done[0], done[1]):
             try:

@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.aoti_control import control_command
 from compiler.signature import core_error, last_exception, program_signature
 from minifier.workers.zygote import run_script
 
@@ -180,7 +181,8 @@ def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (
                **({"TORCHDYNAMO_DISABLE": "1"} if control else {}),
                "PYTHONPATH": os.pathsep.join([*extra_path, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)}
         try:
-            proc = subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True,
+            command = control_command(path) if control else [sys.executable, str(path)]  # AOTInductor off too
+            proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return RunResult(None, "timed out")

@@ -10,7 +10,7 @@ from pathlib import Path
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize.capture_run import Capture, run_capture
 from minifier.localize.numerics_hints import verified_hints
-from minifier.program import interaction
+from minifier.program import aoti_stage, interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
 from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.report import html as html_report, numerics
@@ -27,9 +27,10 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     report = {"status": "nothing_failed", "graphs": [graph_row(g) for g in capture.graphs],
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
               "wall_seconds": round(time.perf_counter() - start, 2)}
-    write_report(out, report)
     what = interaction.script_failure(script)
-    if not capture.graphs and what is None:
+    aoti_stage.refuse(capture, None, out, report)  # an AOTInductor package failed: not supported yet (exit 9)
+    write_report(out, report)
+    if not capture.graphs and what is None and not aoti_stage.used(capture):
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
     say("no graph fails on its own: checking the whole program against a run with nothing compiled")
     eager, e2e = _end_to_end(session, capture, report)
@@ -98,10 +99,15 @@ def eager_first(session: Session, capture: Capture) -> Capture | None:
                         f"check: unset it and run minify again", EXIT_BAD_INPUT)
     if capture.script.get("status") not in ("error", "exit") or interaction.script_failure(capture.script) is None:
         return None
+    aoti_stage.refuse_prebuilt(capture)  # a package the control cannot turn off: no verdict rests on it
     session.ui.step("the script failed: running it with nothing compiled, to tell its own errors from the compiler's")
     eager = eager_run(session)
     fails_too = interaction.fails_in_eager_too(capture.script, eager.script)
     if fails_too is not None:
+        exported = aoti_stage.export_failed(capture)
+        if exported is not None:  # the exporter refused the program: the user's to change
+            raise UserError(f"torch.export.export fails on the program, with nothing compiled too, so it is not a "
+                            f"compiler bug; the exporter says: {exported}", EXIT_BAD_INPUT)
         raise UserError(f"the script fails without torch.compile too, so it is not a compiler bug: {fails_too}",
                         EXIT_BAD_INPUT)
     return eager
@@ -113,7 +119,7 @@ SWITCHES = ("TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")  # read by torch: "1
 def compile_switched_off(capture: Capture) -> str | None:
     """What turned compilation off in the script's run, when no graph was compiled: an
     environment variable, or torch._dynamo.config.disable set by the script."""
-    if capture.graphs:
+    if capture.graphs or aoti_stage.used(capture):  # AOTInductor compiles with Dynamo off
         return None
     named = next((name for name in SWITCHES if os.environ.get(name) == "1"), None)
     if named is not None:
@@ -147,6 +153,7 @@ def _program_level(session: Session, capture: Capture, eager: Capture, e2e, repo
     """The failure shows only in the whole program: name the layer of torch.compile it belongs
     to, then reduce the set of graphs that fail together, or else the program itself."""
     opts, work, say = session.opts, session.work, session.ui.step
+    aoti_stage.refuse_program_level(capture, e2e, session.out, report)  # torch.compile's layers cannot blame AOTI
     say(f"the program fails end to end ({e2e.message}); running it with each layer of torch.compile")
     with session.phases.timed("program layers"):
         layer = blame_layer(program_of(opts), opts.script_args, eager, e2e, work / "layers", opts.timeout,

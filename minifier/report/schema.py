@@ -41,6 +41,8 @@ FIELDS = {
     "program": "object",
     "numerics": "object",
     "gpu_health": "object",
+    "unsupported": "string",
+    "aoti_packages": "array",
     "versions": "object",
     "versions_by_bug": "object",
     # the first bug's row (one of `bugs`), spread at the top level
