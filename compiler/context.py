@@ -53,8 +53,12 @@ def _tf32_flags() -> tuple[bool, bool] | None:
 
 
 def _set_tf32_flags(flags: tuple[bool, bool]) -> None:
+    """Set even after torch.backends.disable_global_flags() (which importing
+    torch.testing._internal.common_utils calls): cuDNN's flags then refuse plain assignment."""
+    unlocked = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
     try:
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
+        with unlocked():
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
     except (RuntimeError, AttributeError):
         pass
 

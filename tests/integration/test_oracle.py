@@ -166,15 +166,19 @@ def test_runs_are_judged_without_tf32_and_the_users_flags_come_back():
         seen.append((torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32))
         return x * 2
 
-    before = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
+    from compiler.context import _set_tf32_flags, _tf32_flags
+
+    before, frozen = _tf32_flags(), torch.backends.flags_frozen()
+    torch.backends.disable_global_flags()  # as importing torch.testing._internal.common_utils does
+    _set_tf32_flags((True, True))
     try:
         outcome = check(model, [torch.randn(4)], model)
         assert outcome.status == "pass"
         assert seen and set(seen) == {(False, False)}
-        assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == (True, True)
+        assert _tf32_flags() == (True, True)
     finally:
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
+        _set_tf32_flags(before)
+        setattr(torch.backends, "__allow_nonbracketed_mutation_flag", not frozen)  # as it was
 
 
 def test_a_cuda_graph_records_tf32_and_the_numerics_verdict_names_it():
@@ -185,15 +189,17 @@ def test_a_cuda_graph_records_tf32_and_the_numerics_verdict_names_it():
     from compiler.context import current_context
     from minifier.localize.numerics_hints import tf32_hint
 
-    before = torch.backends.cudnn.allow_tf32
+    from compiler.context import _set_tf32_flags, _tf32_flags
+
+    before = _tf32_flags()
     try:
-        torch.backends.cudnn.allow_tf32 = True
+        _set_tf32_flags((True, False))
         context = current_context("cuda")
-        assert context["tf32"]["cudnn"] is True and "tf32" not in current_context("cpu")
-        torch.backends.cudnn.allow_tf32 = False
-        assert "tf32" not in current_context("cuda") or context["tf32"]["matmul"]
+        assert context["tf32"] == {"cudnn": True, "matmul": False} and "tf32" not in current_context("cpu")
+        _set_tf32_flags((False, False))
+        assert "tf32" not in current_context("cuda")
     finally:
-        torch.backends.cudnn.allow_tf32 = before
+        _set_tf32_flags(before)
     hint = tf32_hint(SimpleNamespace(index=3, record={"context": context}))
     assert len(hint) == 1 and "torch.backends.cudnn.allow_tf32 = True" in hint[0]["text"] and "graph 3" in hint[0]["text"]
     assert tf32_hint(SimpleNamespace(index=3, record={"context": {}})) == []
