@@ -7,8 +7,8 @@ import torch.fx as fx
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
-from minifier.reduce.graph_edit import rebuild
-from minifier.pipeline import record_values
+from minifier.graph.edit import rebuild
+from minifier.run.pipeline import record_values
 from minifier.workers.pool import WorkerPool
 
 

@@ -6,7 +6,7 @@ import textwrap
 from compiler import inject
 from compiler.graph_code import module_from_source
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.localize.capture_run import run_capture
+from minifier.capture.process import run_capture
 from compiler.oracle import check
 from repro.inputs import load_inputs
 

@@ -4,7 +4,7 @@ import textwrap
 
 import torch
 
-from minifier.localize.capture_run import run_capture
+from minifier.capture.process import run_capture
 from minifier.program.interaction import outputs_differ
 
 SCRIPT = """\

@@ -87,7 +87,7 @@ def _positive(text: str) -> int:
 
 def main(argv: list[str]) -> int:
     ns = parser().parse_args(argv)
-    from minifier.workers.launch import default_jobs
+    from minifier.start.launch import default_jobs
 
     ns.jobs = ns.jobs or default_jobs()
     from rich.console import Console

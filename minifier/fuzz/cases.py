@@ -91,7 +91,7 @@ def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> 
 
 def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool, console=None) -> dict:
     """Run the normal minify pipeline on a case script; the row fuzz.json keeps."""
-    from minifier.pipeline import Options, UserError, run
+    from minifier.run.pipeline import Options, UserError, run
     from minifier.report.console import ConsoleUI
 
     try:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from compiler.launch_form import Launch
-from minifier.localize.capture_run import Capture, CaptureOptions, start_capture
+from minifier.capture.process import Capture, CaptureOptions, start_capture
 from minifier.program.interaction import EndToEnd, same_failure
 
 LADDER = (("eager", "Dynamo"), ("aot_eager", "AOTAutograd"),

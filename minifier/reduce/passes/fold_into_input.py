@@ -14,8 +14,8 @@ import torch
 import torch.fx as fx
 
 from minifier.workers.evaluate import REPRODUCES
-from minifier.reduce.graph_edit import clean, new_module, op_nodes
-from minifier.reduce.input_transforms import resolve, resolve_function, step_of, with_step
+from minifier.graph.edit import clean, new_module, op_nodes
+from minifier.graph.input_transforms import resolve, resolve_function, step_of, with_step
 from minifier.reduce.passes import Context
 
 CONSTANTS = (int, float, bool, str, type(None), torch.dtype)

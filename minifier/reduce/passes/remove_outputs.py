@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import op_names, output_nodes, rebuild
+from minifier.graph.edit import op_names, output_nodes, rebuild
 from minifier.reduce.passes import Context
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minifier.blame.render import print_blame
+from minifier.report.blame import print_blame
 from minifier.blame.search import blame_report
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_OK
 from repro.manifest import ReproFolderError
