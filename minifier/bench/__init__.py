@@ -20,6 +20,8 @@ Parts: cases.py (the manifests, the selection, a minify run), score.py (one answ
 entry, the totals), builtin.py (the built-in minifier), table.py (the table), markdown.py (the
 README's table under a line naming date, commit, machine and torch: `--markdown`), scale.py and
 memory.py (the scale benchmark and the peak memory of a process tree).
+
+May import: exit_codes, phases, start
 """
 from __future__ import annotations
 
