@@ -6,9 +6,9 @@ import torch.fx as fx
 
 from compiler.inject import Injection
 from compiler.stages import CompileSpec
-from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
 from minifier.graph.edit import rebuild
 from minifier.run.pipeline import record_values
+from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
 from minifier.workers.pool import WorkerPool
 
 

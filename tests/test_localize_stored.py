@@ -9,8 +9,8 @@ import torch.fx as fx
 from compiler import kernels, settings
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
 from minifier.capture.values import record_values
-from minifier.graph.nodes import exposed_nodes, stored_nodes
 from minifier.graph.edit import rebuild
+from minifier.graph.nodes import exposed_nodes, stored_nodes
 
 F = torch.nn.functional
 

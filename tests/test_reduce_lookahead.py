@@ -11,10 +11,10 @@ import torch.fx as fx
 
 from compiler.stages import CompileSpec
 from minifier.capture.values import record_values
-from minifier.search.bugs import ask_input_passes_ahead
 from minifier.graph.edit import op_names, placeholders
 from minifier.reduce.passes import Context
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
+from minifier.search.bugs import ask_input_passes_ahead
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.job import Job
 from test_evaluator_questions import AnsweringPool

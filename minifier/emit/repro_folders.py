@@ -14,13 +14,13 @@ from compiler.inject import Injection
 from compiler.stages import CompileSpec
 from compiler.graph_code import TRACING
 from compiler import gpu_gate
-from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.capture.process import Capture
-from minifier.search.bugs import Bug
 from minifier.graph.edit import canonical, graph_inputs
-from minifier.workers.evaluate import Evaluator
+from minifier.phases import Phases
+from minifier.search.bugs import Bug
 from minifier.start.launch import Launched, Options
+from minifier.workers.evaluate import Evaluator
 from minifier.workers.stop import STOP
 from repro import error_text
 from repro.info import ReproInfo

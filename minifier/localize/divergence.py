@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import torch.fx as fx
 
-from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
 from minifier.graph.edit import rebuild
+from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
 from minifier.workers.evaluate import Evaluator
 from repro.value_store import memory_budget
 

@@ -25,8 +25,8 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.stages import STAGES
-from minifier.localize.pieces import MIN_OPS
 from minifier.graph.edit import op_nodes
+from minifier.localize.pieces import MIN_OPS
 from minifier.workers.evaluate import Evaluator, repeats_question, tries_questions
 
 EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before

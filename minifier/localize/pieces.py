@@ -23,8 +23,8 @@ import torch.fx as fx
 from compiler.kernels import Kernel
 from compiler.signature import rung_of
 
-from minifier.graph.nodes import exposed_nodes, stored_nodes
 from minifier.graph.edit import NON_OPS, op_names, op_nodes, rebuild
+from minifier.graph.nodes import exposed_nodes, stored_nodes
 from minifier.workers.evaluate import Evaluator, repeats_question
 from repro.value_store import memory_budget, nbytes
 

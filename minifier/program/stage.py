@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.capture.process import Capture, run_capture
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize.numerics_hints import verified_hints
 from minifier.program import interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo

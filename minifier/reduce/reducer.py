@@ -19,11 +19,11 @@ import torch.fx as fx
 
 from minifier.reduce.budget import Budget, Exhausted, Guarded
 from minifier.reduce.checkpoint import Checkpoint, fingerprint
-from minifier.workers.evaluate import Evaluator
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.registry import PASSES, Pass
 from minifier.reduce.score import score
 from minifier.reduce.validate import validator
+from minifier.workers.evaluate import Evaluator
 
 MAX_ROUNDS = 5
 

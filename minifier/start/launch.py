@@ -18,8 +18,8 @@ from pathlib import Path
 from compiler import gpu_gate, settings
 from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from compiler.launch_form import Launch, module_file, node_launch
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.capture.process import CaptureOptions, RunningCapture, start_capture
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.start.out_folder import RUN_FILE, Claim, FolderError, take
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
