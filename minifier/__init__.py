@@ -1,3 +1,4 @@
-"""The search: capture and localize -> reduce -> emit, one subpackage per stage, with the CLI,
-the pipeline that strings the stages together and the benchmark at the top (and exit_codes, the
-statuses every command shares). May import repro/ and compiler/; nothing below imports this package."""
+"""The search, as a one-way stack of folders (bottom to top: graph, workers, reduce/capture/blame,
+localize/start, search, report, emit/program, run, fuzz/bench/versions; tests/test_layout.py's
+FOLDER_ORDER), with the entry points (cli, bisect) at the top and exit_codes and phases, which
+every floor may use, at the bottom. May import repro/ and compiler/; nothing below imports this package."""

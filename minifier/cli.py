@@ -121,7 +121,7 @@ def parser() -> argparse.ArgumentParser:
 SUBCOMMANDS: dict[str, str] = {
     "bench": "minifier.bench",
     "fuzz": "minifier.fuzz.command",
-    "bisect": "minifier.blame.command",
+    "bisect": "minifier.bisect",
     "replay": "repro.replay",
     "test-from": "repro.testgen",
     "versions": "minifier.versions.command",
@@ -249,7 +249,7 @@ def _subcommand(name: str, args: list[str]) -> int:
 
 
 def _options(ns: argparse.Namespace, script_args: list[str], judging):
-    from minifier.workers.launch import Options, default_jobs
+    from minifier.start.launch import Options, default_jobs
 
     return Options(script=ns.script, module=ns.module, script_args=script_args, out=ns.out,
                    jobs=ns.jobs or default_jobs(), judging=judging, repeat=max(1, ns.repeat),
@@ -277,7 +277,7 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
     documented exit status (minifier/exit_codes.py)."""
     from minifier.exit_codes import EXIT_CANNOT_WRITE
     from minifier.interrupts import exit_code
-    from minifier.workers.launch import UserError, launch
+    from minifier.start.launch import UserError, launch
 
     log: RunLog | None = None
     launched = None
@@ -335,14 +335,14 @@ def _run_pipeline(ns: argparse.Namespace, opts, console, log, launched):
     from minifier.report.terminal import wide_console
 
     with ConsoleUI(console=wide_console(log.console), quiet=ns.quiet, start=launched.start, launched=launched) as ui:
-        from minifier.pipeline import run  # torch: seconds, while the status line ticks
+        from minifier.run.pipeline import run  # torch: seconds, while the status line ticks
         return run(opts, ui, launched)
 
 
 def _interrupted(opts, launched) -> str:
     """A stopped run's line; report.json is written here if the pipeline did not get to it (a
     stop while torch was being imported), and nothing started by the run is left running."""
-    from minifier.stopped import stopped_line, write_stopped
+    from minifier.run.stopped import stopped_line, write_stopped
     from minifier.workers.reap import kill_children
     from minifier.workers.stop import STOP
 

@@ -14,25 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from compiler.boot import COMPILED_CALL
+
 ERROR_KINDS = ("compile_error", "runtime_error", "crash")
 MAX_LINES = 20
-# the repro's compiled call, uncaught: its module-level set-up (config, planted bugs) runs, its
-# main block does not
-DRIVER = """\
-import contextlib, json, runpy, sys
-import torch
-manifest = json.loads(sys.argv[2])
-ns = runpy.run_path(sys.argv[1], run_name="minify_error_text")
-context = manifest.get("context") or {}
-with contextlib.ExitStack() as stack:
-    stack.enter_context(torch.set_grad_enabled(bool(context.get("grad_enabled", False))))
-    if context.get("inference_mode"):
-        stack.enter_context(torch.inference_mode())
-    if context.get("autocast"):
-        dtype = getattr(torch, context["autocast"]["dtype"])
-        stack.enter_context(torch.autocast(context.get("device", "cpu"), dtype=dtype))
-    torch.compile(ns["f"], **(manifest.get("compile") or {}))(*ns["make_inputs"]())
-"""
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 COMPILER_ERROR = re.compile(r"\berror\b:|^\s*\d+ \| |^\s+\| +\^")  # gcc/clang: `file:l:c: error: ...`, source, caret
 
@@ -46,7 +31,7 @@ def start(folder: Path, manifest: dict, timeout: float = 180.0) -> "ErrorRun | N
     if kind == "crash":
         args = [sys.executable, str(repro.resolve()), "--compiled-run"]
     else:
-        args = [sys.executable, "-c", DRIVER, str(repro.resolve()), json.dumps(manifest, default=str)]
+        args = [sys.executable, COMPILED_CALL, str(repro.resolve()), json.dumps(manifest, default=str)]
     return ErrorRun(kind, args, timeout)
 
 

@@ -5,7 +5,7 @@ Why: every value a captured graph computes is recorded once (the reduction feeds
 from them) and every worker reads them. Held in memory, a model whose activations fill half the
 machine is held several times over (the minify process, each worker). On disk, memory-mapped,
 the kernel's page cache holds one copy that all processes share and that it can drop under
-pressure. A recorder (minifier.localize.graph_values) moves what it has recorded to a shard
+pressure. A recorder (minifier.capture.values) moves what it has recorded to a shard
 whenever that passes the budget, so the minify process never holds more than about one budget
 of values either. Values in different shards do not share storage once read back: a view
 recorded after its base was spilled is saved with its own copy of the base's storage.

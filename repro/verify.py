@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import gpu_gate
-from compiler.aoti_control import TURN_OFF_SOURCE
+from compiler.boot import CONTROL_RUN, PREWARMED_REPRO
 from compiler.gpu_slots import SLOTS
 
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
@@ -82,33 +82,17 @@ def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.communicate()
 
 
-# The control run: repro.py with nothing compiled (AOTInductor off too:
-# compiler/aoti_control.py). TORCHDYNAMO_DISABLE is read at each
-# torch.compile call (and inherited by a crash repro's child); config.disable covers a process
-# that imported torch before the variable was set (a forked or prewarmed one).
-_CONTROL = """import os, runpy, sys
-os.environ["TORCHDYNAMO_DISABLE"] = "1"
-import torch
-torch._dynamo.config.disable = True
-{aoti_off}
-sys.argv[0] = {repro!r}
-sys.path[0] = os.path.dirname({repro!r})
-runpy.run_path({repro!r}, run_name="__main__")
-"""
-
-
 def run_control(repro: Path, timeout: float = 600.0, prewarmed=None) -> Verification:
     """repro.py run with the compiler disabled: a verified repro must pass (`NOT REPRODUCED`,
     exit 0); `reproduced` here means it passed. A failure seen in a prewarmed process is
     checked again cold, so "fails without the compiler too" never rests on the shortcut."""
     start = time.perf_counter()
+    control, args = Path(CONTROL_RUN), [str(repro.resolve())]  # compiler/boot/control_run.py
     with tempfile.TemporaryDirectory(prefix="minify-control-") as folder:
-        control = Path(folder) / "control.py"
-        control.write_text(_CONTROL.format(repro=str(repro.resolve()), aoti_off=TURN_OFF_SOURCE))
-        done = prewarmed.run(control, [], timeout) if prewarmed is not None else None
+        done = prewarmed.run(control, args, timeout) if prewarmed is not None else None
         if done is None or not _passed(done[0], done[1]):
             try:
-                proc = subprocess.run([sys.executable, str(control)], cwd=folder, capture_output=True, text=True,
+                proc = subprocess.run([sys.executable, str(control), *args], cwd=folder, capture_output=True, text=True,
                                       timeout=timeout)
             except subprocess.TimeoutExpired:
                 return Verification(False, -1, f"did not finish within {timeout:.0f} s", time.perf_counter() - start)
@@ -130,56 +114,6 @@ def _verdict(returncode: int, stdout: str, stderr: str, start: float) -> Verific
                         time.perf_counter() - start, proc.stdout)
 
 
-# The interpreter's own program (`python -c`): it pays torch.compile's one-time start-up (lazy
-# imports, the CPU ISA probe, pattern tables) on a throwaway function, forgets it, and waits for
-# the script to run. Nothing of minify's is imported, as with `python repro.py`.
-_BOOT = """
-import json, os, runpy, sys
-os.nice(10)  # spare-time work: the capture and the workers come first
-import torch
-# On the device workers warm up on (a GPU machine's first C++ compile costs 40-55 s on torch
-# 2.11), without the pool of compile subprocesses repro.py does not use (each imports torch).
-gate = os.environ.get('MINIFY_GPU_GATE')  # compiler/gpu_gate.py: CUDA is started with it held, shared
-if gate:
-    import fcntl
-    gate = os.open(gate, os.O_RDWR | os.O_CREAT, 0o666)
-    fcntl.flock(gate, fcntl.LOCK_SH)
-try:
-    with torch._inductor.config.patch(compile_threads=1, fx_graph_cache=False):
-        torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device='cuda' if torch.cuda.is_available() else 'cpu'))
-except Exception:
-    pass
-if gate:
-    os.close(gate)
-torch._dynamo.reset()
-job = json.loads(sys.stdin.readline() or 'null')
-if job is None:
-    sys.exit(0)
-sys.stdin = open(os.devnull)
-sys.argv = [job['script'], *job['args']]
-sys.path[0] = os.path.dirname(job['script'])
-code = 0
-try:
-    runpy.run_path(job['script'], run_name='__main__')
-except SystemExit as stop:
-    code = stop.code
-except BaseException:
-    import traceback
-    traceback.print_exc()
-    code = 1
-# Ended as `python repro.py` ends (atexit handlers, flushed streams, its exit status), without the
-# interpreter's teardown of torch.compile's objects and CUDA: a second or more, after the verdict.
-import atexit
-atexit._run_exitfuncs()
-if code is not None and not isinstance(code, int):
-    print(code, file=sys.stderr)
-    code = 1
-sys.stdout.flush()
-sys.stderr.flush()
-os._exit(code or 0)
-"""
-
-
 class PrewarmedPython:
     """One fresh interpreter for one repro run, started ahead of time (see the module doc)."""
 
@@ -187,7 +121,7 @@ class PrewarmedPython:
         """`slot`: its place under the GPU's cap (compiler/gpu_slots.py); a needed one if none."""
         self.slot = slot or SLOTS.take()
         self.folder = tempfile.mkdtemp(prefix="minify-verify-")
-        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT], cwd=self.folder, stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, PREWARMED_REPRO], cwd=self.folder, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.slot.bind(self.proc, self.close if self.slot.optional else None)
 

@@ -20,6 +20,8 @@ Parts: cases.py (the manifests, the selection, a minify run), score.py (one answ
 entry, the totals), builtin.py (the built-in minifier), table.py (the table), markdown.py (the
 README's table under a line naming date, commit, machine and torch: `--markdown`), scale.py and
 memory.py (the scale benchmark and the peak memory of a process tree).
+
+May import: exit_codes, phases, start
 """
 from __future__ import annotations
 
@@ -87,7 +89,7 @@ def _positive(text: str) -> int:
 
 def main(argv: list[str]) -> int:
     ns = parser().parse_args(argv)
-    from minifier.workers.launch import default_jobs
+    from minifier.start.launch import default_jobs
 
     ns.jobs = ns.jobs or default_jobs()
     from rich.console import Console

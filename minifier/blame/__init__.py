@@ -1,2 +1,4 @@
 """Which part of the compiler a minimal repro needs to fail (decomposition, pass, lowering,
-fusion, codegen path, config flag). May import compiler/, repro/ and minifier.workers."""
+fusion, codegen path, config flag); its findings in words are minifier.report.blame.
+May import: workers
+"""

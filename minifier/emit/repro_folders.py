@@ -16,11 +16,12 @@ from compiler import gpu_gate
 from minifier.distributed.ranks import rank_words
 from minifier.phases import Phases
 from minifier.blame.search import blame
-from minifier.localize.capture_run import Capture
-from minifier.reduce.bugs import Bug
-from minifier.reduce.graph_edit import canonical, graph_inputs
+from minifier.capture.process import Capture
+from minifier.graph.edit import canonical, graph_inputs
+from minifier.phases import Phases
+from minifier.search.bugs import Bug
+from minifier.start.launch import Launched, Options
 from minifier.workers.evaluate import Evaluator
-from minifier.workers.launch import Launched, Options
 from minifier.workers.stop import STOP
 from repro import error_text
 from repro.info import ReproInfo

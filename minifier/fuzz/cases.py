@@ -91,8 +91,8 @@ def write_case(failure: Failure, folder: Path, name: str, opts: FuzzOptions) -> 
 
 def reduce_failure(script: Path, out: Path, tests: Path, quiet: bool, console=None) -> dict:
     """Run the normal minify pipeline on a case script; the row fuzz.json keeps."""
-    from minifier.pipeline import Options, UserError, run
     from minifier.report.console import ConsoleUI
+    from minifier.run.pipeline import Options, UserError, run
 
     try:
         result = run(Options(script=script, out=out, emit_test=tests), ConsoleUI(console, quiet=quiet))

@@ -1,3 +1,4 @@
-"""Which captured graph fails, at which stage, and at which nodes: the capture run, the
-per-graph verdicts and the divergence search. May import compiler/, repro/, minifier.workers
-and minifier.reduce's graph edits and shortest-failing-prefix search."""
+"""Which captured graph fails, at which stage, and at which nodes: the first checks while the
+capture runs, the pieces of a graph, the divergence search, and localization for the report.
+May import: capture, graph, reduce, workers
+"""

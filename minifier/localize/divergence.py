@@ -4,7 +4,7 @@ every value they read still agrees. Each such root is a distinct bug.
 Observing a value means making it an output of the graph and judging it with the oracle.
 Making every intermediate an output changes Inductor's kernels (each value needs a store of
 its own), and on a CPU every changed kernel is seconds of g++. So a worker looks in two
-steps (minifier.localize.divergence_worker), both answered in one job:
+steps (minifier.workers.divergence_worker), both answered in one job:
 1. the values Inductor stores anyway: each node whose value leaves the kernel that computes
    it (read by another kernel, or an output). Exposing those keeps the graph's kernels, which
    come from the kernel cache. This finds the first wrong kernel output.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import torch.fx as fx
 
-from minifier.localize.nodes import exposed_nodes, judged_in_chunks, roots
-from minifier.reduce.graph_edit import rebuild
+from minifier.graph.edit import rebuild
+from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
 from minifier.workers.evaluate import Evaluator
 from repro.value_store import memory_budget
 

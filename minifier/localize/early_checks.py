@@ -7,7 +7,7 @@ asks first (its replays at Inductor, and the graph at each stage before Inductor
 depend on how the script's run of it ends, so it is asked as soon as the graph is there; so are
 the further tries, each a process of its own, that a failure ending its process (a crash, a
 device-side assert, a compile error) needs. They are the very questions the confirmation asks
-(minifier.reduce.bugs.confirm), so it takes their answers, or waits for them.
+(minifier.search.bugs.confirm), so it takes their answers, or waits for them.
 
 When the capture ends, the search takes each graph it looks at from here (module, inputs,
 recorded values and evaluator); the checks of the graphs it does not look at are dropped, those
@@ -25,9 +25,11 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.stages import STAGES
+from minifier.graph.edit import op_nodes
 from minifier.localize.pieces import MIN_OPS
-from minifier.reduce.graph_edit import op_nodes
+from minifier.graph.edit import op_nodes
 from minifier.workers.evaluate import Evaluator, Question, repeats_question, tries_questions
+from minifier.workers.evaluate import Evaluator, repeats_question, tries_questions
 
 EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before
 POLL_SECONDS = 0.05

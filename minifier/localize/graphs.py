@@ -16,12 +16,12 @@ from typing import Callable
 import torch.fx as fx
 
 from compiler.stages import STAGES
-from minifier.localize.capture_run import GraphRecord
+from minifier.capture.process import GraphRecord
+from minifier.capture.values import rows_by_replayed_name
+from minifier.graph.edit import is_op, op_label, op_nodes, rebuild, sinks
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.localize.graph_values import rows_by_replayed_name
-from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.reduce.delta import shortest_failing_prefix
-from minifier.reduce.graph_edit import is_op, op_label, op_nodes, rebuild, sinks
+from minifier.workers.evaluate import REPRODUCES, Evaluator
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")
 
@@ -40,7 +40,7 @@ def stage_verdicts(ev: Evaluator, gm: fx.GraphModule, tries: int = 1) -> dict[st
 def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
     generated them already if it ran on `gm`; else one worker job generates them (sent ahead
-    once the bug was reduced: minifier.reduce.bugs)."""
+    once the bug was reduced: minifier.search.bugs)."""
     answer = ev.kernels(gm)
     if answer.get("status") != "ok":
         return [], answer.get("message") or answer.get("kind") or "no code"
@@ -48,7 +48,7 @@ def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], st
 
 
 def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:
-    """nodes.json rows by the replayed graph's node names where they line up (graph_values.
+    """nodes.json rows by the replayed graph's node names where they line up (minifier.capture.values.
     rows_by_replayed_name), else by their own."""
     return rows_by_replayed_name(record, gm) or {r["name"]: r for r in record.node_rows()}
 

@@ -13,7 +13,7 @@ import torch
 from compiler.context import graph_modes
 from compiler.stages import CompileSetup, CompileSpec
 from compiler.subsystems import config_defaults
-from minifier.localize.graph_values import load_graph, record_values
+from minifier.capture.values import load_graph, record_values
 from minifier.workers.evaluate import Evaluator
 
 # Settings that trade Inductor's numerics for eager's: {config key: value to try, devices}.

@@ -23,8 +23,8 @@ import torch.fx as fx
 from compiler.kernels import Kernel
 from compiler.signature import rung_of
 
-from minifier.localize.nodes import exposed_nodes, stored_nodes
-from minifier.reduce.graph_edit import NON_OPS, op_names, op_nodes, rebuild
+from minifier.graph.edit import NON_OPS, op_names, op_nodes, rebuild
+from minifier.graph.nodes import exposed_nodes, stored_nodes
 from minifier.workers.evaluate import Evaluator, repeats_question
 from repro.value_store import memory_budget, nbytes
 
@@ -98,7 +98,7 @@ def _piece(gm: fx.GraphModule, members: set[fx.Node], values: dict,
 
 
 def _stored(piece: fx.GraphModule, values: dict, kernels: list) -> list[str]:
-    """The piece's values that the script's kernels store anyway (minifier.localize.nodes.stored_nodes)."""
+    """The piece's values that the script's kernels store anyway (minifier.graph.nodes.stored_nodes)."""
     node_kernels: dict[str, set] = {}
     found = [Kernel(**k) for k in kernels]
     for kernel in found:
@@ -136,6 +136,6 @@ def for_pieces(ev: Evaluator, signature: str) -> Evaluator:
     whose strides and zero signs no user sees (GPT-2's cat of an empty KV cache returns other
     strides than eager's, which the next matmul does not mind), so those rungs are not judged,
     unless the script's failure is one of them. A graph output the script's run saw wrong
-    there is searched on its own afterwards (minifier.reduce.unjudged_outputs)."""
+    there is searched on its own afterwards (minifier.search.unjudged_outputs)."""
     skip = tuple(r for r in INTERNAL_RUNGS if r != rung_of(signature) and r not in ev.judging.ignore)
     return replace(ev, judging=ev.judging.ignoring(*skip)) if skip else ev

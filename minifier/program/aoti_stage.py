@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 from minifier.exit_codes import EXIT_UNSUPPORTED
-from minifier.localize.capture_run import Capture
+from minifier.capture.process import Capture
 from minifier.report.rows import write_report
-from minifier.workers.launch import UserError
+from minifier.start.launch import UserError
 
 ISSUE = "minify cannot reduce AOTInductor programs yet (issue 49)"
 

@@ -22,7 +22,7 @@ from typing import Callable, Sequence, TypeVar
 
 import torch
 
-from minifier.localize.capture_run import Capture, run_capture
+from minifier.capture.process import Capture, run_capture
 from compiler.launch_form import Launch
 from compiler.judging import Judging
 from compiler.oracle import compare

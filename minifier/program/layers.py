@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compiler.judging import Judging
 from compiler.launch_form import Launch
-from minifier.localize.capture_run import Capture, CaptureOptions, start_capture
+from minifier.capture.process import Capture, CaptureOptions, start_capture
 from minifier.program.interaction import EndToEnd, same_failure
 
 LADDER = (("eager", "Dynamo"), ("aot_eager", "AOTAutograd"),

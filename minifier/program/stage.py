@@ -7,16 +7,16 @@ import os
 import time
 from pathlib import Path
 
+from minifier.capture.process import Capture, run_capture
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
-from minifier.localize.capture_run import Capture, run_capture
 from minifier.localize.numerics_hints import verified_hints
 from minifier.program import aoti_stage, interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
 from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.report import html as html_report, numerics
 from minifier.report.rows import graph_row, verdict_kind, write_report
-from minifier.workers.launch import Result, UserError, program_of
-from minifier.workers.session import Session
+from minifier.start.launch import Result, UserError, program_of
+from minifier.start.session import Session
 
 
 def nothing_failed(session: Session, capture: Capture) -> Result:

@@ -21,7 +21,7 @@ import torch
 import torch.fx as fx
 
 from compiler.graph_code import module_source
-from minifier.reduce.graph_edit import input_ref, placeholders
+from minifier.graph.edit import input_ref, placeholders
 
 FILE = "checkpoint.json"
 

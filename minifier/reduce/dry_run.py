@@ -20,8 +20,8 @@ import re
 import torch
 import torch.fx as fx
 
-from minifier.reduce.graph_edit import op_label, placeholders
-from minifier.reduce.input_transforms import apply_transform
+from minifier.graph.edit import op_label, placeholders
+from minifier.graph.input_transforms import apply_transform
 
 INDEXING = ("embedding", "index", "gather", "scatter", "take", "nll_loss", "cross_entropy", "one_hot", "bincount")
 MAX_BYTES = 64 << 20

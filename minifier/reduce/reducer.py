@@ -19,11 +19,11 @@ import torch.fx as fx
 
 from minifier.reduce.budget import Budget, Exhausted, Guarded
 from minifier.reduce.checkpoint import Checkpoint, fingerprint
-from minifier.workers.evaluate import Evaluator
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.registry import PASSES, Pass
 from minifier.reduce.score import score
 from minifier.reduce.validate import validator
+from minifier.workers.evaluate import Evaluator
 
 MAX_ROUNDS = 5
 
@@ -38,7 +38,7 @@ def reduce_graph(gm: fx.GraphModule, ev: Evaluator, ctx: Context,
     is in `ctx.notes["stopped"]`. `progress` hears of each graph kept, `before` of each pass
     about to run on the best graph so far."""
     budget = budget or Budget(deadline, max_compiles)
-    if ev.validate is None:  # else the caller chose (minifier.reduce.bugs.reduce_bug)
+    if ev.validate is None:  # else the caller chose (minifier.search.bugs.reduce_bug)
         ev = with_candidate_check(ev, gm, ctx.values)
     store = Checkpoint(ev.case_dir, fingerprint(ctx.values))
     if resume:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from minifier.reduce.graph_edit import op_nodes, placeholders
-from minifier.reduce.input_transforms import meta_of, value_cost
+from minifier.graph.edit import op_nodes, placeholders
+from minifier.graph.input_transforms import meta_of, value_cost
 
 
 def input_metas(gm: fx.GraphModule, values: dict) -> list:

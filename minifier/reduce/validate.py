@@ -26,9 +26,9 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from compiler.graph_code import module_from_source, module_source, trace_module
+from minifier.graph.edit import placeholders
+from minifier.graph.input_transforms import apply_transform
 from minifier.reduce.dry_run import cpu_inputs, indexes_by_value, why_index_fails
-from minifier.reduce.graph_edit import placeholders
-from minifier.reduce.input_transforms import apply_transform
 
 # Fake tensors could not tell: not a verdict on the candidate.
 UNKNOWABLE = (DataDependentOutputException, DynamicOutputShapeException, UnsupportedFakeTensorException,

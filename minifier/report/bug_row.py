@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from compiler.signature import rung_of
-from minifier.reduce.graph_edit import op_label, op_nodes
+from minifier.graph.edit import op_label, op_nodes
 
 if TYPE_CHECKING:
-    from minifier.reduce.bugs import Bug
+    from minifier.search.bugs import Bug
 
 
 def bug_row(bug: Bug) -> dict:

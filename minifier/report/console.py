@@ -46,7 +46,7 @@ class ConsoleUI:
             self.line.stop()
 
     def watch(self, session) -> None:
-        """The run's shared state (minifier.workers.session): the status line counts its checks."""
+        """The run's shared state (minifier.start.session): the status line counts its checks."""
         self.status.session = session
 
     def _say(self, text: str) -> None:
@@ -64,7 +64,7 @@ class ConsoleUI:
         self._say(f"captured {len(capture.graphs)} graph(s) in {capture.seconds:.1f}s; failing: {named}")
 
     def progress(self, pass_name: str, gm) -> None:
-        from minifier.reduce.graph_edit import op_nodes  # torch.fx: not before the run needs it
+        from minifier.graph.edit import op_nodes  # torch.fx: not before the run needs it
 
         self._say(f"  {pass_name}: {len(op_nodes(gm))} ops left")
 
@@ -252,7 +252,7 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
     if bug.get("unverified"):
         table.add_row("not reproduced", Text(bug["unverified"], style="red"))
-    from minifier.blame.render import blame_lines  # it imports torch: not before the summary needs it
+    from minifier.report.blame import blame_lines  # it imports torch: not before the summary needs it
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
     if bug.get("same_cause_as"):

@@ -13,20 +13,19 @@ import time
 from pathlib import Path
 
 from compiler import gpu_gate
+from compiler.boot import GPU_CHECK
 from minifier.workers.reap import GRACE, end_now, wait_reaped
 
-CHECK = ("import torch; x = torch.ones(1, device='cuda'); assert x.sum().item() == 1.0; "
-         "torch.cuda.synchronize(); print('ok')")
 TIMEOUT = 120.0
 
 
 def gpu_answers(timeout: float = TIMEOUT) -> dict:
-    """{"ok", "seconds", "message"} of a fresh `python -c CHECK`, run once every process this run
-    ended is gone and no minify process holds the GPU gate (compiler/gpu_gate.py)."""
+    """{"ok", "seconds", "message"} of a fresh `python compiler/boot/gpu_check.py`, run once every
+    process this run ended is gone and no minify process holds the GPU gate (compiler/gpu_gate.py)."""
     wait_reaped()
     start = time.perf_counter()
     with gpu_gate.exclusive():
-        proc = subprocess.Popen([sys.executable, "-c", CHECK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, GPU_CHECK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, stdin=subprocess.DEVNULL)
         try:
             out, err = proc.communicate(timeout=timeout)

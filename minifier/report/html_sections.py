@@ -70,8 +70,8 @@ def reduction_section(report: dict) -> str:
 
 
 def blame_section(report: dict) -> str:
-    """What part of the compiler is to blame, in words (minifier.blame.render's lines)."""
-    from minifier.blame.render import blame_lines
+    """What part of the compiler is to blame, in words (minifier.report.blame's lines)."""
+    from minifier.report.blame import blame_lines
 
     bugs = report.get("bugs") or ([report] if report.get("failure") else [])
     out = []

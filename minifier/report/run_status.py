@@ -24,7 +24,7 @@ class RunStatus:
         self.start = start
         self.capture_folder = capture_folder
         self.capture = None  # the Capture once it ended: its graph count is the count
-        self.session = None  # minifier.workers.session.Session, once the run has one: its checks
+        self.session = None  # minifier.start.session.Session, once the run has one: its checks
         self.phase = "starting (loading torch)"
         self.size: tuple[int, int] | None = None  # ops of the graph being reduced: at the start, now
         self.kept_by = ""  # the pass that kept the last smaller graph

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.boot import TORCH_VERSION
 from minifier.versions.specs import matches, requirement, version_key
 
 INSTALL_TIMEOUT = 3600.0  # seconds: a CUDA build is several GB
@@ -43,7 +44,7 @@ def cache_root() -> Path:
 def torch_version(python: Path) -> str | None:
     """The torch installed for `python` (its metadata: no `import torch`), or None."""
     try:
-        done = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+        done = subprocess.run([str(python), TORCH_VERSION],
                               capture_output=True, text=True, timeout=60, env=clean_env())
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -1,3 +1,4 @@
 """Warm processes that answer questions about graphs: the zygote that forks them, the pool, the
-worker loop and its protocol, and the Evaluator that asks them. May import compiler/, repro/,
-minifier.reduce's graph edits and minifier.localize's worker-side divergence job."""
+worker loop and its protocol, the worker-side divergence job, and the Evaluator that asks them.
+May import: graph
+"""

@@ -17,8 +17,10 @@ import torch.fx as fx
 from compiler.graph_code import module_source
 from compiler.judging import Judging
 from compiler.stages import CompileSetup
-from minifier.reduce.graph_edit import input_ref, op_names, placeholders
+from minifier.graph.edit import input_ref, op_names, placeholders
 from minifier.workers.answer import Answer
+from compiler.stages import CompileSpec
+from minifier.graph.edit import input_ref, op_names, placeholders
 from minifier.workers.job import Job
 from minifier.workers.pool import WorkerPool
 
@@ -167,7 +169,7 @@ class Evaluator:
         return runs + self._answers(tries_questions(gm, len(runs), times, how))
 
     def divergence(self, gm: fx.GraphModule) -> dict:
-        """Where an accuracy failure starts in `gm` at Inductor (minifier.localize.divergence_worker)."""
+        """Where an accuracy failure starts in `gm` at Inductor (minifier.workers.divergence_worker)."""
         return self._answers([divergence_question(gm)])[0]
 
     def kernels(self, gm: fx.GraphModule) -> dict:

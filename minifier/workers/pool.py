@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from compiler.boot import RUN_MODULE
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.protocol import read_message, write_message
 from compiler import gpu_gate
@@ -29,10 +30,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 def module_command(module: str) -> list[str]:
     """`python -m module`, except that this project's packages come before the working
-    directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them."""
-    boot = (f"import runpy, sys; sys.path[0:0] = [{str(PROJECT_ROOT)!r}]; "
-            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
-    return [sys.executable, "-c", boot]
+    directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them
+    (compiler/boot/run_module.py)."""
+    return [sys.executable, RUN_MODULE, module]
 
 
 class Worker:

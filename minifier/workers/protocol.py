@@ -39,7 +39,7 @@ class CaseValues:
 
 def resolve_inputs(values: dict, refs: list) -> list:
     """Candidate inputs from references to recorded values, with optional simplifications."""
-    from minifier.reduce.input_transforms import apply_transform
+    from minifier.graph.input_transforms import apply_transform
 
     out = []
     for ref in refs:

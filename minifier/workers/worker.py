@@ -66,7 +66,7 @@ def judged_on_first(outcome, count: int, stage: str):
     from dataclasses import replace
 
     from compiler.oracle import outcome_of
-    from minifier.localize.nodes import own_metrics
+    from minifier.graph.nodes import own_metrics
 
     if not outcome.metrics or outcome.rung == "exception":
         return outcome
@@ -111,7 +111,7 @@ def run_kernels(job: Job, values: CaseValues) -> dict:
 
 
 def run_divergence(job: Job, values: CaseValues) -> dict:
-    from minifier.localize.divergence_worker import run_divergence as run
+    from minifier.workers.divergence_worker import run_divergence as run
 
     return run(job, values)
 

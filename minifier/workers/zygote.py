@@ -34,8 +34,8 @@ import threading
 import time
 from pathlib import Path
 
+from compiler.boot import HOST, RUN_MODULE, ZYGOTE
 from minifier.workers.reap import kill_group
-from minifier.workers.zygote_boot import BOOT, HOSTED_BOOT
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The zygote and everything forked from it run at this lower priority: while the capture runs
@@ -81,7 +81,7 @@ class Zygote:
 
     def __init__(self, log_path: Path, hosted: bool = False, cold: bool = False):
         """Start the zygote, or with `hosted` leave that to the process whose command
-        `host_command` makes (see HOSTED_BOOT): it shares that process's start-up. `cold`:
+        `host_command` makes (compiler/boot/host.py): it shares that process's start-up. `cold`:
         it only imports (a CUDA build), and its children warm up themselves."""
         self.log_path = log_path
         self.cold = cold
@@ -92,7 +92,7 @@ class Zygote:
         self.theirs: socket.socket | None = theirs if hosted else None
         if not hosted:
             with open(log_path, "ab") as log:
-                self.proc = subprocess.Popen([sys.executable, "-c", BOOT, str(theirs.fileno()), str(NICENESS),
+                self.proc = subprocess.Popen([sys.executable, ZYGOTE, str(theirs.fileno()), str(NICENESS),
                                               self.mode], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                              stdout=log, stderr=log, cwd=str(log_path.parent), start_new_session=True)
             theirs.close()
@@ -106,12 +106,12 @@ class Zygote:
         threading.Thread(target=self._listen, name="minify-zygote", daemon=True).start()
 
     def host_command(self, command: list[str]) -> tuple[list[str], tuple[int, ...]]:
-        """`command` (`python -c CODE ARGS`) made to import torch first and fork the zygote
-        from there, and the descriptors to pass to it; call `hosted_started` once it runs."""
-        assert self.theirs is not None and command[1] == "-c"
+        """`command` (`python compiler/boot/run_module.py MODULE ARGS`, minifier.workers.pool.module_command)
+        made to import torch first and fork the zygote from there (compiler/boot/host.py), and the
+        descriptors to pass to it; call `hosted_started` once it runs."""
+        assert self.theirs is not None and command[1] == RUN_MODULE
         fd = self.theirs.fileno()
-        return [command[0], "-c", HOSTED_BOOT + command[2], str(fd), str(self.log_path), str(NICENESS),
-                self.mode, *command[3:]], (fd,)
+        return [command[0], HOST, str(fd), str(self.log_path), str(NICENESS), self.mode, *command[2:]], (fd,)
 
     @property
     def mode(self) -> str:
@@ -152,7 +152,7 @@ class Zygote:
             return self.ready and not self.dead
 
     def spawn(self, request: dict, stdin: int, stdout: int, stderr: int, timeout: float = 300.0) -> "Forked | None":
-        """A child running `request` (see BOOT: a module, or a script as `__main__`) on these
+        """A child running `request` (compiler/boot/zygote.py: a module, or a script as `__main__`) on these
         file descriptors, or None if the zygote is not there to fork it."""
         if not self.wait_ready(timeout):
             return None
@@ -192,7 +192,7 @@ class Zygote:
         self.ctl.close()
 
     def kill_group(self) -> None:
-        """End the zygote and every child it forked (their group, minifier.workers.zygote_boot):
+        """End the zygote and every child it forked (their group, compiler/boot/host.py):
         SIGTERM, a moment, then SIGKILL (reap.kill_group): at a stop, or at the end of the run."""
         pid = self.pid if self.pid is not None else self.proc.pid if self.proc is not None else None
         kill_group(pid)

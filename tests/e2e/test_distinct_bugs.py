@@ -134,7 +134,7 @@ def test_the_same_compile_error_after_masking_is_not_confirmed_again(tmp_path):
 def test_a_later_graph_with_the_same_bug_is_named_once_however_many_of_its_pieces_say_so():
     # GPT-2's generate with a planted tanh bug: each piece of graphs 1 and 2 found it again,
     # and the report read "same bug in graph(s) 1, 1, 1, 2, 2, 2"
-    from minifier.reduce.bugs import Bug, same_bug_again
+    from minifier.search.bugs import Bug, same_bug_again
 
     bug, said = Bug(0, "accuracy", "accuracy@inductor", "inductor", "", 3, 3), []
     for index in (1, 1, 0, 2, 1, 2):
@@ -211,7 +211,7 @@ def test_a_known_accuracy_bugs_op_is_masked_first_only_in_a_graph_that_fails_on_
     import torch
     import torch.fx as fx
 
-    from minifier.reduce.bugs import Bug, known_ops
+    from minifier.search.bugs import Bug, known_ops
 
     gm = fx.symbolic_trace(lambda x: torch.relu(x) + torch.sin(x))
     values = {"relu": torch.ones(2), "sin": torch.ones(2)}

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CORPUS, ROOT, run_minify
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_UNSUPPORTED
-from minifier.localize.capture_run import Capture, run_capture
+from minifier.capture.process import Capture, run_capture
 from minifier.program.instrument import run_program
 from minifier.report.schema import off_schema
 from repro.verify import run_control
@@ -132,7 +132,7 @@ def test_packages_the_control_cannot_turn_off_get_no_verdict(tmp_path):
     or a program that fails end to end with AOTInductor in it: exit 9, never a program-level
     verdict; a run whose packages all passed goes on."""
     from minifier.program import aoti_stage
-    from minifier.workers.launch import UserError
+    from minifier.start.launch import UserError
 
     (tmp_path / "aoti_0").mkdir()
     (tmp_path / "aoti_0" / "record.json").write_text(json.dumps({"index": 0, "calls": 1,

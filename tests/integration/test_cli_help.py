@@ -66,7 +66,7 @@ def test_default_workers_follow_the_machine(monkeypatch):
     import os
 
     from minifier.cli import _options, parser
-    from minifier.workers.launch import default_jobs
+    from minifier.start.launch import default_jobs
 
     seen = {}
     for cores in (1, 2, 8, 16, 64):

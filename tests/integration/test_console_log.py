@@ -24,7 +24,7 @@ NOISY = textwrap.dedent("""\
         os.write(2, b"[W1124 12:00:00] a C++ warning\\n")
         raise RuntimeError("something minify did not expect")
 
-    sys.modules["minifier.pipeline"] = types.SimpleNamespace(run=run)  # imported by the CLI after its log is set up
+    sys.modules["minifier.run.pipeline"] = types.SimpleNamespace(run=run)  # imported by the CLI after its log is set up
     from minifier.cli import main
     sys.exit(main(sys.argv[1:]))
     """)
@@ -60,7 +60,7 @@ def test_the_capture_line_names_failing_graphs_so_an_index_is_not_read_as_a_coun
 
     from rich.console import Console
 
-    from minifier.localize.capture_run import Capture, GraphRecord
+    from minifier.capture.process import Capture, GraphRecord
     from minifier.report.console import ConsoleUI
 
     def line(failures: list) -> str:

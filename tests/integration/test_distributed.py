@@ -14,7 +14,7 @@ from minifier.cli import parser
 from minifier.distributed.command import strip_rank, torchrun_form
 from minifier.distributed.ranks import RankOutcome, choose_rank, mark_lost_peers
 from minifier.distributed.torchrun_args import TorchrunError, parse
-from minifier.localize.capture_run import Capture, GraphRecord
+from minifier.capture.process import Capture, GraphRecord
 
 DISTRIBUTED = CORPUS / "distributed"
 

@@ -16,7 +16,7 @@ import torch
 
 from conftest import run_minify
 from compiler.signature import ADVICE, core_error, last_exception, meaningful_line, program_signature
-from minifier.localize.capture_run import Capture, run_capture
+from minifier.capture.process import Capture, run_capture
 from minifier.program.instrument import RunResult, run_program
 from minifier.program.interaction import fails_in_eager_too
 from minifier.program.program_repro import verify

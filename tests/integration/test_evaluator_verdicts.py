@@ -6,9 +6,10 @@ import torch.fx as fx
 
 from compiler.inject import Injection
 from compiler.stages import CompileSetup, CompileSpec
+from compiler.stages import CompileSpec
+from minifier.graph.edit import rebuild
+from minifier.run.pipeline import record_values
 from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
-from minifier.reduce.graph_edit import rebuild
-from minifier.pipeline import record_values
 from minifier.workers.pool import WorkerPool
 
 

@@ -4,7 +4,7 @@ sentence (the program is then reduced instead). Never an internal error.
 
 Each form is a small script with a planted Inductor bug in sigmoid, captured in this process by
 the recording backend (compiler.capture.run_script, as `python -m compiler.capture` runs it); its
-graphs are then loaded, recorded and checked as the pipeline does (minifier.localize.graph_values,
+graphs are then loaded, recorded and checked as the pipeline does (minifier.capture.values,
 compiler.oracle)."""
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from compiler.oracle import check
 from compiler.stages import CompileSpec
 from compiler.tensor_kinds import copy_tensor
 from conftest import run_minify
-from minifier.localize.capture_run import GraphRecord
-from minifier.localize.graph_values import load_graph, record_values
+from minifier.capture.process import GraphRecord
+from minifier.capture.values import load_graph, record_values
 from repro.info import ReproInfo
 from repro.writer import write_repro
 

@@ -1,5 +1,5 @@
 """Where no zygote can fork them (a CUDA build of torch), the workers and the interpreter that
-runs repro.py are started by minifier/workers/launch.py beside the capture, warming up at once,
+runs repro.py are started by minifier/start/launch.py beside the capture, warming up at once,
 and the pool adopts them. MINIFY_NO_ZYGOTE takes that path on this CPU build."""
 import json
 import os
@@ -27,7 +27,7 @@ def test_workers_started_with_the_capture_are_adopted_by_the_pool(tmp_path, monk
 def test_launch_starts_the_workers_and_the_verifier_when_no_zygote_can(tmp_path, monkeypatch):
     """What launch hands the pipeline: as many workers as jobs, each told to warm up already,
     and a pre-started interpreter for repro.py; stop() ends them all."""
-    from minifier.workers.launch import Options, launch
+    from minifier.start.launch import Options, launch
 
     monkeypatch.setenv("MINIFY_NO_ZYGOTE", "1")
     launched = launch(Options(script=CORPUS / "relu_accuracy.py", out=tmp_path / "out", jobs=2))

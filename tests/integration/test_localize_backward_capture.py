@@ -8,7 +8,7 @@ import pytest
 from compiler import inject
 from compiler.graph_code import module_from_source
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.localize.capture_run import run_capture
+from minifier.capture.process import run_capture
 from compiler.oracle import check
 from repro.inputs import load_inputs
 

@@ -73,8 +73,8 @@ def test_the_scripts_kernel_map_is_kept_under_the_replayed_graphs_names(tmp_path
     takes them instead of generating the code again). Dynamo of 2.13 names the residual adds
     after the script's variable (`x`, `x_1`); the replayed graph is re-traced (`add`, `add_1`),
     and the map is renamed to it by position."""
-    from minifier.localize.capture_run import run_capture
-    from minifier.localize.graph_values import load_graph, script_kernels
+    from minifier.capture.process import run_capture
+    from minifier.capture.values import load_graph, script_kernels
 
     script = tmp_path / "residual.py"
     script.write_text(RESIDUAL)

@@ -1,4 +1,4 @@
-"""The divergence search judges the values Inductor stores anyway (minifier.localize.nodes.
+"""The divergence search judges the values Inductor stores anyway (minifier.graph.nodes.
 stored_nodes): exposing them as outputs must build no new kernel, or every search pays a C++
 build for nothing. A residual stream is the hard case: Inductor recomputes the residual sums
 inside the layer-norm kernels, stores one every few blocks, and the last kernel of the add
@@ -9,9 +9,13 @@ import torch.fx as fx
 
 from compiler import kernels, settings
 from compiler.stages import CompileSetup, CompileSpec, compile_for_stage, fresh_compile_state
-from minifier.localize.graph_values import record_values
-from minifier.localize.nodes import exposed_nodes, stored_nodes
-from minifier.reduce.graph_edit import rebuild
+from minifier.capture.values import record_values
+from minifier.graph.nodes import exposed_nodes, stored_nodes
+from minifier.graph.edit import rebuild
+from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
+from minifier.capture.values import record_values
+from minifier.graph.edit import rebuild
+from minifier.graph.nodes import exposed_nodes, stored_nodes
 
 F = torch.nn.functional
 
@@ -58,7 +62,7 @@ def test_an_activation_over_a_linears_output_is_the_root_without_a_kernel_built(
     Whether relu is the root (and not the addmm it reads) is settled by running that addmm
     alone, an ATen call with no kernel to build, instead of compiling the two as a new piece
     (a new relu kernel, seconds of C++ build: the reduction's first candidate builds it anyway)."""
-    from minifier.localize.divergence_worker import run_divergence
+    from minifier.workers.divergence_worker import run_divergence
     from minifier.workers.evaluate import Evaluator, divergence_question
     from minifier.workers.protocol import CaseValues
     from repro.inputs import save_values

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 import torch
 
-from minifier.localize.capture_run import run_capture
+from minifier.capture.process import run_capture
 from minifier.program.interaction import outputs_differ
 
 SCRIPT = """\

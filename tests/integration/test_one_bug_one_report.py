@@ -9,7 +9,7 @@ import torch
 from rich.console import Console
 
 from conftest import run_minify
-from minifier.localize.nodes import exposed_nodes, overwritten_in_place
+from minifier.graph.nodes import exposed_nodes, overwritten_in_place
 from minifier.report.console import print_summary
 from minifier.report.rows import finding_counts, mark_unverified, run_status
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from conftest import ROOT
 from minifier.cli import main
 from minifier.exit_codes import EXIT_BAD_INPUT
-from minifier.workers.out_folder import LOCK, MANIFEST, FolderError, take
+from minifier.start.out_folder import LOCK, MANIFEST, FolderError, take
 from test_cli_sweep import _state
 
 GOOD = "import torch\nf = torch.compile(lambda x: x * 2)\nf(torch.ones(3))\n"
@@ -107,7 +107,7 @@ def test_atol_negative_is_refused_at_once_and_writes_nothing(tmp_path, monkeypat
 HOLD = """
 import sys, time
 from pathlib import Path
-from minifier.workers.out_folder import take
+from minifier.start.out_folder import take
 claim = take(Path(sys.argv[1]), sys.argv[2], lambda p: True, force=False, resume=False)
 print("held", flush=True)
 time.sleep(120)

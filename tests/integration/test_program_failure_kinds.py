@@ -9,9 +9,9 @@ to a resize_ whose unset memory differed now and then, a repro that did not veri
 from types import SimpleNamespace
 
 import pytest
-
 from compiler.judging import Judging
-from minifier.localize.capture_run import run_capture
+from minifier.capture.process import run_capture
+from minifier.capture.process import run_capture
 from minifier.program import interaction
 from minifier.program.instrument import MARKS, RunResult
 from minifier.program.stage import _raised_when_compiled

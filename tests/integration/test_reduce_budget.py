@@ -10,13 +10,14 @@ import torch.fx as fx
 
 from compiler.graph_code import module_source
 from compiler.stages import CompileSetup, CompileSpec
+from compiler.stages import CompileSpec
+from minifier.graph.edit import canonical, input_ref, op_nodes, placeholders
 from minifier.reduce.checkpoint import FILE
-from minifier.workers.evaluate import REPRODUCES, Evaluator
-from minifier.reduce.graph_edit import canonical, input_ref, op_nodes, placeholders
 from minifier.reduce.passes import Context
-from minifier.pipeline import record_values
 from minifier.reduce.reducer import reduce_graph
 from minifier.reduce.score import score
+from minifier.run.pipeline import record_values
+from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.workers.pool import WorkerPool
 
 SPEC = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})

@@ -11,13 +11,17 @@ import torch.fx as fx
 from compiler.inject import Injection
 from compiler.stages import CompileSetup, CompileSpec
 from minifier.workers.evaluate import REPRODUCES, Evaluator
-from minifier.reduce.input_transforms import step_of
-from minifier.reduce.graph_edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
+from minifier.graph.input_transforms import step_of
+from minifier.graph.edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
+from compiler.stages import CompileSpec
+from minifier.graph.edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
+from minifier.graph.input_transforms import step_of
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.shrink_shapes import shrink_shapes
-from minifier.pipeline import record_values
 from minifier.reduce.reducer import reduce_graph
 from minifier.reduce.validate import validator
+from minifier.run.pipeline import record_values
+from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.workers.pool import WorkerPool
 
 # relu printed as `relu(x) + <last digit of x's variable name>`. Alone in a kernel, relu reads

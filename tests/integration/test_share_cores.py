@@ -8,7 +8,7 @@ import pytest
 @pytest.mark.slow
 @pytest.mark.parametrize("users, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
 def test_the_script_runs_with_passive_openmp_threads_unless_the_user_chose(tmp_path, monkeypatch, users, expected):
-    from minifier.workers.launch import Options, launch
+    from minifier.start.launch import Options, launch
 
     if users is None:
         monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)  # restored after the test

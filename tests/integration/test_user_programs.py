@@ -43,7 +43,7 @@ def test_training_loop_with_dynamic_shapes(tmp_path, early):
 def test_a_compile_error_under_dynamic_shapes_keeps_its_inputs(tmp_path):
     """A graph that fails to compile never runs, so its inputs are saved from what Dynamo hands
     the backend: under dynamic shapes that includes symbolic sizes, saved as their values."""
-    from minifier.localize.capture_run import run_capture
+    from minifier.capture.process import run_capture
 
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent("""\

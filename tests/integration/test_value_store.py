@@ -10,9 +10,9 @@ import torch.fx as fx
 from compiler.oracle import check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state
 from conftest import CORPUS, run_minify
-from minifier.localize.graph_values import record_values
-from minifier.localize.nodes import exposed_nodes, judged_in_chunks, roots
-from minifier.reduce.graph_edit import input_ref, placeholders, rebuild
+from minifier.capture.values import record_values
+from minifier.graph.edit import input_ref, placeholders, rebuild
+from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
 from minifier.workers.protocol import resolve_inputs
 from repro.value_store import BUDGET_ENV, load_case_values
 

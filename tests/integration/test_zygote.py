@@ -56,7 +56,7 @@ def test_a_capture_hosts_the_zygote_and_both_work(tmp_path):
     import os
     import time
 
-    from minifier.localize.capture_run import start_capture
+    from minifier.capture.process import start_capture
 
     script = tmp_path / "user.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: x.relu() + 1)(torch.randn(4)).shape)\n")

@@ -44,7 +44,7 @@ def test_bad_arguments_are_told_on_stderr(tmp_path, monkeypatch, capsys):
 
 
 def test_a_table_in_a_pipe_is_wide_enough_to_read(monkeypatch):
-    from minifier.blame.render import print_blame
+    from minifier.report.blame import print_blame
     from minifier.report.terminal import PIPE_WIDTH, wide_console
 
     monkeypatch.delenv("COLUMNS", raising=False)

@@ -117,7 +117,7 @@ def _repro_folder(out: Path, inputs: bytes | None, manifest: str | None = None) 
 
 
 def _prepare(how: str | None, out: Path, home: Path) -> None:
-    from minifier.workers.out_folder import LOCK, MANIFEST
+    from minifier.start.out_folder import LOCK, MANIFEST
 
     if how == "foreign":
         out.mkdir()
@@ -165,7 +165,7 @@ def test_bad_input_sweep(case: Case, user, capsys):
     _prepare(case.prepare, out, home)
     held = None
     if case.prepare == "locked":  # another run holds the folder's lock
-        from minifier.workers.out_folder import LOCK
+        from minifier.start.out_folder import LOCK
 
         held = os.open(out / LOCK, os.O_RDWR)
         fcntl.flock(held, fcntl.LOCK_EX)

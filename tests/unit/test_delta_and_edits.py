@@ -2,10 +2,10 @@
 import torch
 import torch.fx as fx
 
+from minifier.graph.edit import op_names, rebuild, sinks
 from minifier.reduce.delta import bisect_down, ddmin
+from minifier.run.pipeline import record_values
 from minifier.workers.evaluate import PASSES, REPRODUCES
-from minifier.reduce.graph_edit import op_names, rebuild, sinks
-from minifier.pipeline import record_values
 
 
 def _graph():

@@ -5,7 +5,7 @@ import json
 
 from compiler.judging import Judging
 from minifier.cli import _options, parser
-from minifier.localize.capture_run import CaptureOptions
+from minifier.capture.process import CaptureOptions
 from minifier.workers.job import Job
 
 

@@ -3,7 +3,7 @@ import torch
 
 from compiler.call_outputs import save_outputs
 from compiler.judging import Judging
-from minifier.localize.capture_run import Capture
+from minifier.capture.process import Capture
 from minifier.program.interaction import ddmin, outputs_differ, script_failure
 
 

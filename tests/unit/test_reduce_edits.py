@@ -4,14 +4,14 @@ empty-first try."""
 import torch
 import torch.fx as fx
 
+from minifier.graph.edit import canonical, graph_inputs, input_ref, placeholders, rebuild, with_transforms
+from minifier.graph.input_transforms import apply_transform, meta_of, resolve, with_step
 from minifier.reduce.delta import ddmin
-from minifier.workers.evaluate import PASSES, REPRODUCES
-from minifier.reduce.graph_edit import canonical, graph_inputs, input_ref, placeholders, rebuild, with_transforms
-from minifier.reduce.input_transforms import apply_transform, meta_of, resolve, with_step
 from minifier.reduce.passes.shrink_shapes import resize, size_classes
-from minifier.pipeline import record_values
 from minifier.reduce.score import score
 from minifier.reduce.validate import why_invalid
+from minifier.run.pipeline import record_values
+from minifier.workers.evaluate import PASSES, REPRODUCES
 
 
 def _traced(fn, inputs):

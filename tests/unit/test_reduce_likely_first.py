@@ -8,8 +8,11 @@ import torch
 import torch.fx as fx
 
 from compiler.stages import CompileSetup, CompileSpec
-from minifier.localize.graph_values import record_values
-from minifier.reduce.graph_edit import op_names
+from minifier.capture.values import record_values
+from minifier.graph.edit import op_names
+from compiler.stages import CompileSpec
+from minifier.capture.values import record_values
+from minifier.graph.edit import op_names
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check

@@ -1,5 +1,5 @@
 """A crash's, error's or assert's reduction, once at one op, sends the input passes' likely
-questions ahead (minifier/reduce/lookahead.py): shrink every size, then drop the unit dims,
+questions ahead (minifier/search/lookahead.py): shrink every size, then drop the unit dims,
 then zero the values, each on the graph the one before would keep. A guess is only worth
 sending if the reduction later asks exactly that question (same graph, same key), and sending
 it must change neither what the reduction asks nor what it keeps. No compiler needed: the pool
@@ -10,11 +10,15 @@ import torch
 import torch.fx as fx
 
 from compiler.stages import CompileSetup, CompileSpec
-from minifier.localize.graph_values import record_values
-from minifier.reduce.bugs import ask_input_passes_ahead
-from minifier.reduce.graph_edit import op_names, placeholders
+from minifier.capture.values import record_values
+from minifier.search.bugs import ask_input_passes_ahead
+from minifier.graph.edit import op_names, placeholders
+from compiler.stages import CompileSpec
+from minifier.capture.values import record_values
+from minifier.graph.edit import op_names, placeholders
 from minifier.reduce.passes import Context
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
+from minifier.search.bugs import ask_input_passes_ahead
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.job import Job
 from test_evaluator_questions import AnsweringPool

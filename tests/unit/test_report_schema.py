@@ -6,7 +6,7 @@ from pathlib import Path
 
 from minifier.report.rows import write_report
 from minifier.report.schema import FIELDS, SCHEMA_VERSION, off_schema
-from minifier.stopped import write_stopped
+from minifier.run.stopped import write_stopped
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "output-folder.md"
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import torch.fx as fx
 
-from minifier.workers.evaluate import REPRODUCES
-from minifier.reduce.graph_edit import op_names, rebuild
+from minifier.graph.edit import op_names, rebuild
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.isolate_op import isolate
 from minifier.reduce.passes.shrink_shapes import resize, size_classes
+from minifier.workers.evaluate import REPRODUCES
 
 
 def cut_at_divergence(gm, ev, ctx: Context):

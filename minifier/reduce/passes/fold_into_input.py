@@ -13,10 +13,10 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from minifier.workers.evaluate import REPRODUCES
-from minifier.reduce.graph_edit import clean, new_module, op_nodes
-from minifier.reduce.input_transforms import resolve, resolve_function, step_of, with_step
+from minifier.graph.edit import clean, new_module, op_nodes
+from minifier.graph.input_transforms import resolve, resolve_function, step_of, with_step
 from minifier.reduce.passes import Context
+from minifier.workers.evaluate import REPRODUCES
 
 CONSTANTS = (int, float, bool, str, type(None), torch.dtype)
 MODULES = ("torch", "torch.nn.functional", "torch.special", "operator")

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import torch.fx as fx
 
-from minifier.workers.evaluate import REPRODUCES
-from minifier.reduce.graph_edit import op_nodes, rebuild
+from minifier.graph.edit import op_nodes, rebuild
 from minifier.reduce.passes import Context
+from minifier.workers.evaluate import REPRODUCES
 
 
 def isolate(gm: fx.GraphModule, name: str, ctx: Context) -> fx.GraphModule | None:

@@ -6,9 +6,9 @@ from typing import Callable
 
 import torch.fx as fx
 
+from minifier.graph.edit import placeholders, with_transforms
+from minifier.graph.input_transforms import meta_of, with_step
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import placeholders, with_transforms
-from minifier.reduce.input_transforms import meta_of, with_step
 from minifier.reduce.passes import Context
 
 # (placeholder, what its value looks like now) -> the step to add, or None to leave it

@@ -1,8 +1,8 @@
 """Drop outputs the failure does not need (and the ops only they needed)."""
 from __future__ import annotations
 
+from minifier.graph.edit import op_names, output_nodes, rebuild
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import op_names, output_nodes, rebuild
 from minifier.reduce.passes import Context
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 
+from minifier.graph.edit import op_label, op_names, op_nodes, placeholders, rebuild, with_transforms
+from minifier.graph.input_transforms import channels_last_format, with_step
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import op_label, op_names, op_nodes, placeholders, rebuild, with_transforms
-from minifier.reduce.input_transforms import channels_last_format, with_step
 from minifier.reduce.passes import Context
 
 CONVOLUTIONS = {"conv2d", "conv3d", "convolution", "_convolution", "conv_transpose2d", "conv_transpose3d"}

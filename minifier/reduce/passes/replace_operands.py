@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from minifier.graph.edit import clean, new_module, op_nodes
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import clean, new_module, op_nodes
 from minifier.reduce.passes import Context
 from minifier.reduce.score import score
 from minifier.reduce.validate import fake_values, why_invalid

@@ -7,8 +7,8 @@ import operator
 import torch
 import torch.fx as fx
 
+from minifier.graph.edit import is_op, op_names, rebuild
 from minifier.reduce.delta import ddmin
-from minifier.reduce.graph_edit import is_op, op_names, rebuild
 from minifier.reduce.passes import Context
 
 

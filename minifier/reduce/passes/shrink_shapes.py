@@ -15,9 +15,9 @@ import operator
 import torch
 import torch.fx as fx
 
+from minifier.graph.edit import clean, new_module
+from minifier.graph.input_transforms import meta_of, step_of, with_step
 from minifier.reduce.delta import bisect_down, ddmin
-from minifier.reduce.graph_edit import clean, new_module
-from minifier.reduce.input_transforms import meta_of, step_of, with_step
 from minifier.reduce.passes import Context
 from minifier.reduce.validate import fake_values
 

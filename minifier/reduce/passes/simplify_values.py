@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from minifier.reduce.graph_edit import input_ref
-from minifier.reduce.input_transforms import VALUE_KINDS, resolve, value_cost, with_step
+from minifier.graph.edit import input_ref
+from minifier.graph.input_transforms import VALUE_KINDS, resolve, value_cost, with_step
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.per_input import simplify_inputs
 

@@ -19,19 +19,21 @@ import torch
 import torch.fx as fx
 
 from compiler.stages import STAGES
-from minifier.phases import Phases
+from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
+from minifier.graph.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.localize.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.evaluate import (Evaluator, Question, divergence_question, repeats_question, stuck_after,
                                        tries_questions)
 from minifier.workers.worker import cuda_context_poisoned
+from minifier.phases import Phases
 from minifier.reduce.budget import Budget
-from minifier.reduce.graph_edit import op_label, op_names, op_nodes, rebuild
-from minifier.reduce.lookahead import INPUT_PASSES, likely_questions
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
+from minifier.search.lookahead import INPUT_PASSES, likely_questions
+from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.worker import cuda_context_poisoned
 from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4
@@ -263,7 +265,7 @@ def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev:
 
 def ask_input_passes_ahead(ev: Evaluator, ctx: Context) -> Callable[[str, fx.GraphModule], None]:
     """For a bug with no culprit node: when the input passes first start on a graph of one op,
-    what they will likely ask is asked at once (minifier.reduce.lookahead)."""
+    what they will likely ask is asked at once (minifier.search.lookahead)."""
     asked = False
 
     def before(name: str, g: fx.GraphModule) -> None:

@@ -3,7 +3,7 @@
 Node names are kept across edits, and each placeholder carries `meta["value"]`: the name of
 the recorded eager value that feeds it (an original input, or an intermediate that was cut
 out and replaced by its value), and optionally `meta["transform"]`: how that value is
-simplified first (see minifier.reduce.input_transforms). That is what lets a worker build a
+simplified first (see minifier.graph.input_transforms). That is what lets a worker build a
 candidate's real inputs. `gm.meta["sizes"]` maps original dim sizes to the sizes inputs were
 shrunk to, so a value cut out later is shrunk the same way.
 """
@@ -15,7 +15,7 @@ import torch
 import torch.fx as fx
 
 from compiler.graph_code import placeholders, printable
-from minifier.reduce.input_transforms import resolve, with_step
+from minifier.graph.input_transforms import resolve, with_step
 
 NON_OPS = {operator.getitem}
 

@@ -2,7 +2,7 @@
 
 Pure functions of a graph, its recorded values and the kernel map: the minify process uses
 them to read a worker's answer (minifier.localize.divergence), and the worker to choose what
-to expose (minifier.localize.divergence_worker).
+to expose (minifier.workers.divergence_worker).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 
 from compiler.kernels import Kernel, kernel_node_names
-from minifier.reduce.graph_edit import NON_OPS, op_nodes, output_nodes, rebuild
+from minifier.graph.edit import NON_OPS, op_nodes, output_nodes, rebuild
 from repro.value_store import nbytes
 
 

@@ -16,30 +16,30 @@ from compiler import gpu_gate
 from compiler.context import graph_modes
 from compiler.stages import CompileSetup, CompileSpec
 from minifier.blame.ready import ReadyProbes, cuda_machine
-from minifier.blame.render import blame_markdown
+from minifier.capture.process import Capture, GraphRecord
+from minifier.capture.values import load_graph, record_values, script_kernels
 from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_MAX_TIME, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
-from minifier.localize.capture_run import Capture, GraphRecord
 from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
-from minifier.localize.graph_values import load_graph, record_values, script_kernels
 from minifier.program.stage import eager_first, nothing_failed, replay_failed
 from minifier.reduce.budget import Budget
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
-from minifier.reduce.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.report import html as html_report
+from minifier.report.blame import blame_markdown
 from minifier.report.bug_row import bug_row
 from minifier.report.rows import finding_counts, graph_row, mark_unverified, run_status, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
-from minifier.stopped import StepsSeen, resume_line, write_stopped
+from minifier.run.stopped import StepsSeen, resume_line, write_stopped
+from minifier.search.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
+from minifier.search.unjudged_outputs import bugs_at_unjudged_outputs
+from minifier.start.launch import Launched, Options, Result, UserError, cores, launch
+from minifier.start.session import Session
 from minifier.workers.evaluate import Evaluator, first_check_limit
-from minifier.workers.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
-from minifier.workers.session import Session
 from minifier.workers.stop import STOP
-from minifier.workers.zygote import ForkedRuns
 from minifier.workers.worker import cuda_context_poisoned
+from minifier.workers.zygote import ForkedRuns
 from repro.issue_text import write_issue
 from repro.versions import start as collect_env_start
 from repro.testgen import write_tests

@@ -1,25 +1,31 @@
-"""The zygote's own program, as the text a fresh `python -c` runs (BOOT), and the start of a
-process that hosts the zygote (HOSTED_BOOT). Text, not code of this package: it runs in a process
-of its own and imports nothing of minify's."""
+"""The zygote: one process that pays torch's start-up once and forks a child per request
+(minifier/workers/zygote.py is the parent's side and says why).
 
-# The zygote's own program (`python -c`, socket fd in argv[1], niceness in argv[2], 'warm' or 'cold'
-# in argv[3]); it imports nothing of minify's.
-BOOT = r"""
-import json, os, select, socket, sys, time, traceback
-started = time.time()
-ctl = socket.socket(fileno=int(sys.argv[1]))
-ctl.send(json.dumps({'zygote': os.getpid()}).encode())
-os.nice(int(sys.argv[2]))
-import torch
-import torch._functorch.config as functorch_config
-import torch._inductor.config as inductor_config
+`python compiler/boot/zygote.py FD NICENESS MODE`: FD is its end of a SOCK_SEQPACKET socket, MODE
+'warm' (a CPU build: compile once here, so that no child pays it) or 'cold' (a CUDA build: only
+imports, then proves a first child can start CUDA). Hosted, compiler/boot/host.py runs it in a
+process forked from the capture, with the same arguments. Imports only the standard library and torch.
+"""
+import json
+import os
+import select
+import socket
+import sys
+import time
+import traceback
 
 
 def toy(x, w):  # a matmul, a decomposition, a reduction, a pointwise op: one small kernel to build
+    import torch
+
     return torch.relu(torch.nn.functional.linear(x, w)).sum(-1)
 
 
 def warm_up():  # a CPU build: compile once here, so that no child pays it
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
     saved = (inductor_config.compile_threads, inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
     inductor_config.compile_threads = 1  # no compile pool: a process with threads cannot fork safely
     inductor_config.fx_graph_cache = False  # a cache hit would skip the very work that warms up
@@ -40,14 +46,16 @@ def nvml_checks(on):  # Inductor asks torch.cuda.is_available() at import (runti
         del os.environ['PYTORCH_NVML_BASED_CUDA_CHECK']
 
 
-def prove_cold():  # a CUDA build: no compile here (on the H100 a CPU compile started CUDA), only
+def prove_cold():  # a CUDA build: no compile here (on a GPU machine a CPU compile started CUDA), only
     # imports; then a first child must start CUDA, or no child is forked at all
+    import torch
+
     nvml_checks(True)
     import torch._dynamo, torch._inductor.compile_fx  # noqa: F401, E401
     try:
         import torch._inductor.codegen.triton  # noqa: F401
         from triton.runtime.cache import triton_key
-        triton_key()  # a hash of Triton's files, cached: 0.3 s of each child's first compile on the H100
+        triton_key()  # a hash of Triton's files, cached: part of each child's first compile otherwise
     except ImportError:
         pass
     nvml_checks(False)
@@ -77,11 +85,7 @@ def refuse(why):  # the socket closes with us: callers start plain subprocesses 
     os._exit(1)
 
 
-prove_cold() if sys.argv[3:4] == ['cold'] else warm_up()
-print(f"warmed up ({sys.argv[3:4]}) in {time.time() - started:.1f} s", flush=True)
-
-
-def child(request):
+def child(ctl, request):
     ctl.close()
     for fd in (0, 1, 2):
         os.dup2(request['fds'][fd], fd)
@@ -121,7 +125,7 @@ def child(request):
         os._exit(code)
 
 
-def reap():
+def reap(ctl):
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -132,53 +136,42 @@ def reap():
         ctl.send(json.dumps({'exit': pid, 'code': os.waitstatus_to_exitcode(status)}).encode())
 
 
-ctl.send(b'{"ready": true}')
-while True:
-    ready, _, _ = select.select([ctl], [], [], 0.05)
-    reap()
-    if not ready:
-        continue
-    data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)
-    if not data:
-        break
-    request = json.loads(data)
-    request['fds'] = fds
-    pid = os.fork()
-    if pid == 0:
-        child(request)
-    for fd in fds:
-        os.close(fd)
-    ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
-os._exit(0)  # no teardown of torch: nothing here needs it
-"""
+def serve(ctl):
+    """Fork a child per request, answer with its pid, and later with its exit status."""
+    ctl.send(b'{"ready": true}')
+    while True:
+        ready, _, _ = select.select([ctl], [], [], 0.05)
+        reap(ctl)
+        if not ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)
+        if not data:
+            break
+        request = json.loads(data)
+        request['fds'] = fds
+        pid = os.fork()
+        if pid == 0:
+            child(ctl, request)
+        for fd in fds:
+            os.close(fd)
+        ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
 
 
-# The start of a process that hosts the zygote (the capture: see Zygote.host_command). It imports what
-# both need, then forks the zygote, which renices itself and warms up while the host goes on at
-# full priority with the code that follows (argv[1:5]: socket fd, zygote log, niceness, mode).
-HOSTED_BOOT = f"""
-import os, sys
-_fd, _log, _nice, _mode = sys.argv[1:5]
-del sys.argv[1:5]
-if _mode == "cold" and "PYTORCH_NVML_BASED_CUDA_CHECK" not in os.environ:  # see BOOT's nvml_checks
-    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = os.environ["MINIFY_SET_NVML"] = "1"
-import torch
-import torch._dynamo
-import torch._inductor.compile_fx
-if os.fork() == 0:
-    os.setsid()  # its own group, with every child it forks: the capture's end (its group killed) is not theirs
-    os.chdir(os.path.dirname(_log))
-    _out = os.open(_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(_out, 1)
-    os.dup2(_out, 2)
-    sys.argv = ["minify-zygote", _fd, _nice, _mode]
-    try:
-        exec(compile({BOOT!r}, "<minify-zygote>", "exec"), {{"__name__": "__main__"}})
-    finally:
-        os._exit(0)
-os.close(int(_fd))
-if os.environ.pop("MINIFY_SET_NVML", None):
-    del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]
-del _fd, _log, _nice, _mode
-"""
+def main(argv):
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        sys.path[0] = ''  # this folder off sys.path: the working directory, as `python -c` has it
+    started = time.time()
+    ctl = socket.socket(fileno=int(argv[1]))
+    ctl.send(json.dumps({'zygote': os.getpid()}).encode())
+    os.nice(int(argv[2]))
+    import torch  # noqa: F401
+    import torch._functorch.config  # noqa: F401
+    import torch._inductor.config  # noqa: F401
+    prove_cold() if argv[3:4] == ['cold'] else warm_up()
+    print(f"warmed up ({argv[3:4]}) in {time.time() - started:.1f} s", flush=True)
+    serve(ctl)
+    os._exit(0)  # no teardown of torch: nothing here needs it
+
+
+if __name__ == '__main__':
+    main(sys.argv)

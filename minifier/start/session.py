@@ -8,7 +8,7 @@ from typing import Any
 
 from minifier.phases import Phases
 from minifier.reduce.budget import Budget
-from minifier.workers.launch import Launched, Options
+from minifier.start.launch import Launched, Options
 from minifier.workers.pool import WorkerPool
 
 
@@ -28,7 +28,7 @@ class Session:
     probes: Any = None  # blame's warm probe processes (minifier.blame.ready.ReadyProbes), on a GPU machine
     phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
     early: Any = None  # first checks asked while the capture runs (minifier.localize.early_checks.EarlyChecks)
-    capture: Any = None  # what the capture recorded, once it ended (minifier.localize.capture_run.Capture)
+    capture: Any = None  # what the capture recorded, once it ended (minifier.capture.process.Capture)
     verifications: Any = None  # the repro folders written and verified (minifier.emit.repro_folders), once begun
 
     @property

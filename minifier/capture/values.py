@@ -14,8 +14,8 @@ import torch.fx as fx
 from compiler.graph_code import module_from_source, placeholders, trace_module
 from compiler.oracle import clone_inputs
 from compiler.tensor_kinds import copy_tensor, is_zero_tensor
-from minifier.localize.capture_run import GraphRecord
-from minifier.reduce.graph_edit import op_label
+from minifier.capture.process import GraphRecord
+from minifier.graph.edit import op_label
 from repro.inputs import load_inputs
 from repro.value_store import MAIN, SHARD, memory_budget, nbytes, save_atomically, spill
 

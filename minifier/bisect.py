@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minifier.blame.render import print_blame
 from minifier.blame.search import blame_report
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_OK
+from minifier.report.blame import print_blame
 from repro.manifest import ReproFolderError
 from repro.one_line_parser import OneLineParser
 

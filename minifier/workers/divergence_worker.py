@@ -20,9 +20,9 @@ from compiler.graph_code import module_from_source, module_source, trace_module
 from compiler.kernels import Kernel, generated_code
 from compiler.oracle import judged_check
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-from minifier.localize.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
+from minifier.graph.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
                                      node_kernel_map, observed, region_names, roots, stored_nodes)
-from minifier.reduce.graph_edit import input_ref, new_module, placeholders, rebuild
+from minifier.graph.edit import input_ref, new_module, placeholders, rebuild
 from minifier.workers.job import Job
 from minifier.workers.protocol import resolve_inputs
 from repro.value_store import memory_budget

@@ -14,9 +14,9 @@ from __future__ import annotations
 import torch.fx as fx
 
 from compiler.signature import rung_of
+from minifier.graph.edit import op_names, rebuild
 from minifier.localize.pieces import INTERNAL_RUNGS
-from minifier.reduce.bugs import Bug, BugSearch, bugs_in_graph
-from minifier.reduce.graph_edit import op_names, rebuild
+from minifier.search.bugs import Bug, BugSearch, bugs_in_graph
 from minifier.workers.evaluate import Evaluator
 
 

@@ -19,9 +19,9 @@ from compiler import gpu_gate, settings
 from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from compiler.judging import Judging
 from compiler.launch_form import Launch, module_file, node_launch
+from minifier.capture.process import CaptureOptions, RunningCapture, start_capture
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
-from minifier.localize.capture_run import CaptureOptions, RunningCapture, start_capture
-from minifier.workers.out_folder import RUN_FILE, Claim, FolderError, take
+from minifier.start.out_folder import RUN_FILE, Claim, FolderError, take
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
 from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, fork_mode
@@ -132,7 +132,7 @@ def _cannot_write(path: Path, exc: OSError) -> UserError:
 
 
 def output_folder(opts: Options) -> tuple[Path, Claim]:
-    """The output folder, created, checked and claimed (minifier/workers/out_folder.py): the
+    """The output folder, created, checked and claimed (minifier/start/out_folder.py): the
     user's files refused or left alone, another program's run refused or (--force) set aside,
     this program's earlier run cleared unless --resume, one run at a time."""
     program = program_of(opts)
