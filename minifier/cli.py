@@ -44,7 +44,7 @@ def _version() -> str:
     try:
         return metadata.version("minify")
     except metadata.PackageNotFoundError:  # run from a checkout without installing
-        return "0.2.0"
+        return "0.3.0"
 
 
 def _version_line() -> str:
