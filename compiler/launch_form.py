@@ -42,7 +42,11 @@ class Launch:
         return cls(data["form"], data["target"], data["cwd"], tuple(data.get("torchrun", ())))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """torchrun's options only for a distributed job: one process's launch reads as before."""
+        data = asdict(self)
+        if not self.torchrun:
+            del data["torchrun"]
+        return data
 
     @property
     def test_file(self) -> Path:
