@@ -1,4 +1,13 @@
-"""Blame's one search over a list: the few items whose switch alone makes the failure go away."""
+"""Blame's one search over a list: the few items whose switch alone makes the failure go away.
+
+Not ddmin (minifier.reduce.delta_core) in disguise, and so not built on it. Where neither half
+does it alone, ddmin splits the same set finer (four chunks, then their complements, ...),
+while this search (Zeller's 1999 dd, split with a base held fixed) recurses into each half
+with the other half held switched: culprits that only work jointly are found in about
+k*log2(n) experiments for k culprits, each question a half plus a base that ddmin never
+asks. Run as ddmin, blame would run other experiments in another order: other counts in its
+report and, where the answer is not monotone, perhaps other names.
+"""
 from __future__ import annotations
 
 from typing import Callable

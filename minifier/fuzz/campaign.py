@@ -20,7 +20,7 @@ import torch
 
 from minifier.fuzz.drawn_program import Program
 from minifier.fuzz.failures import Failure, Masks, classify, gradient_of
-from minifier.reduce.delta import shortest_failing_prefix
+from minifier.reduce.delta_core import shortest_failing_prefix
 from minifier.workers.job import Job
 
 

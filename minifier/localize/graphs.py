@@ -20,7 +20,7 @@ from minifier.capture.process import GraphRecord
 from minifier.capture.values import rows_by_replayed_name
 from minifier.graph.edit import is_op, op_label, op_nodes, rebuild, sinks
 from minifier.localize.divergence import exposed_nodes, find_divergence
-from minifier.reduce.delta import shortest_failing_prefix
+from minifier.reduce.delta_core import shortest_failing_prefix
 from minifier.workers.evaluate import REPRODUCES, Evaluator
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")

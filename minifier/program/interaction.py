@@ -9,7 +9,7 @@ with the first, or the script itself is not deterministic and outputs prove noth
 
 Then a subset search: rerun the script compiling only some graphs (`--only`: the others
 run eagerly) and find a 1-minimal set of graphs that must all be compiled for the same
-failure to appear (ddmin over graph keys). The report names the graphs; the repro then comes
+failure to appear (ddmin over graph keys: minifier.reduce.delta_core). The report names the graphs; the repro then comes
 from reducing the program as a whole (minifier.program.program_repro).
 """
 from __future__ import annotations
@@ -18,17 +18,17 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable
 
 import torch
 
 from minifier.capture.process import Capture, run_capture
+from minifier.reduce.delta_core import ddmin, one_at_a_time
 from compiler.launch_form import Launch
 from compiler.judging import Judging
 from compiler.oracle import compare
 from compiler.signature import program_signature
 
-T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 OWN = tuple(str(ROOT / package) + "/" for package in ("compiler", "minifier", "repro"))  # never the user's code
 MAX_RUNS = 48
@@ -147,28 +147,6 @@ def same_failure(run: Capture, eager: Capture, wanted: EndToEnd, judging: Judgin
     return script_failure(run.script) is None and outputs_differ(run, eager, judging, wanted.callable) is not None
 
 
-def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool]) -> list[T]:
-    """A 1-minimal subset of `items` for which `fails` holds (it must hold for all of them)."""
-    items = list(items)
-    n = 2
-    while len(items) >= 2:
-        n = min(n, len(items))
-        chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
-        hit = next((c for c in chunks if fails(c)), None)
-        if hit is not None:
-            items, n = hit, 2
-            continue
-        complements = [[x for x in items if x not in c] for c in chunks] if n > 2 else []
-        hit = next((c for c in complements if fails(c)), None)
-        if hit is not None:
-            items, n = hit, max(n - 1, 2)
-            continue
-        if n == len(items):
-            break
-        n = min(2 * n, len(items))
-    return items
-
-
 @dataclass
 class Interaction:
     end_to_end: dict
@@ -222,7 +200,7 @@ def find_interaction(rerun: Rerun, capture: Capture, eager: Capture, wanted: End
     # With every graph compiled the failure was just seen (it is the capture run itself).
     cache[frozenset(keys)] = True
     runs.append({"keys": keys, "fails": True, "seconds": round(capture.seconds, 2), "capture": True})
-    found = ddmin(keys, fails)
+    found = ddmin(keys, one_at_a_time(fails))
     by_key = {g.key: g.index for g in capture.graphs}
     return Interaction(asdict(wanted), found, [by_key[k] for k in found], runs,
                        round(time.perf_counter() - start, 2), complete=len(runs) < MAX_RUNS)

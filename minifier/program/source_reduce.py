@@ -3,7 +3,8 @@
 The program is first instrumented (minifier.program.instrument) so that one run answers
 whether it still fails the same way. Passes (minifier.program.source_passes) propose
 candidates in a fixed order; `jobs` of them run side by side and the first that holds, in
-order, is taken (C-Vise's rule: the result equals the sequential one, whatever `jobs` is).
+order, is taken (minifier.reduce.delta_core, C-Vise's rule: the result equals the sequential
+one, whatever `jobs` is).
 Each pass runs until it finds nothing, and the passes repeat until a round changes nothing.
 Every candidate's text is cached with its answer, so a program is never run twice.
 """
@@ -19,6 +20,7 @@ from typing import Callable, Iterator
 
 from minifier.program.instrument import RunResult, program_lines, project_statements, render, run_program
 from minifier.program.source_passes import PASSES
+from minifier.reduce.delta_core import first_in_order, side_by_side
 
 
 @dataclass
@@ -85,17 +87,10 @@ def first_holding(candidates: Iterator[ast.Module], oracle: Oracle, jobs: int,
                   current: tuple[int, int] = (2 ** 62, 0)) -> tuple[ast.Module | None, int]:
     """The first candidate (in order) that is smaller than `current` and holds, trying `jobs`
     at a time; and how many were tried."""
-    tried = 0
     smaller = (c for c in candidates if size(c) < current)
     with ThreadPoolExecutor(max(jobs, 1)) as pool:
-        while True:
-            window = [c for _, c in zip(range(max(jobs, 1)), smaller)]
-            if not window:
-                return None, tried
-            tried += len(window)
-            for candidate, holds in zip(window, pool.map(oracle.holds, window)):
-                if holds:
-                    return candidate, tried
+        found = first_in_order(smaller, side_by_side(oracle.holds, pool), jobs)
+    return found.candidate, found.tried
 
 
 def reduce_program(tree: ast.Module, oracle: Oracle, jobs: int = 2, max_runs: int = 3000, max_seconds: float = 600,

@@ -1,31 +1,36 @@
-"""The one delta-debugging core every list-shaped pass plugs into.
+"""The delta core (minifier.reduce.delta_core) driven by the Evaluator, for a graph's passes.
 
 A pass hands over its targets in a stable order and a function that builds the candidate
-keeping only a subset of them; the core decides which subsets to try (ddmin: chunks, then
-complements, then finer chunks) and returns a 1-minimal subset: removing any single
+keeping only a subset of them; `ddmin` returns a 1-minimal subset: removing any single
 remaining target loses the bug. Candidates of one round are checked in speculative windows
 as wide as the worker pool, and the first reproducing one in order wins, so `-j N` finds
-exactly what `-j 1` finds.
+exactly what `-j 1` finds. `bisect_down` is the search over one size.
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
+from minifier.reduce import delta_core
+from minifier.reduce.delta_core import Tester
 from minifier.workers.evaluate import REPRODUCES, Evaluator
 
 T = TypeVar("T")
 
 
-def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int) -> int | None:
-    """Index of the first subset whose candidate reproduces (None if none does)."""
-    for start in range(0, len(subsets), window):
-        chunk = subsets[start:start + window]
-        graphs = [build(s) for s in chunk]
+def reproducing(ev: Evaluator, build: Callable) -> Tester:
+    """The tester of a batch of subsets: each built into its candidate (None: no valid candidate,
+    skipped uncompiled), those built all sent to the workers at once, the first reproducing in order."""
+    def first(subsets: list) -> int | None:
+        graphs = [build(s) for s in subsets]
         usable = [(i, g) for i, g in enumerate(graphs) if g is not None]
         hit = ev.first_reproducing([g for _, g in usable]) if usable else None
-        if hit is not None:
-            return start + usable[hit][0]
-    return None
+        return None if hit is None else usable[hit][0]
+    return first
+
+
+def first_reproducing(ev: Evaluator, build: Callable, subsets: list, window: int) -> int | None:
+    """Index of the first subset whose candidate reproduces (None if none does)."""
+    return delta_core.first_in_order(subsets, reproducing(ev, build), window).index
 
 
 def bisect_down(ev: Evaluator, shrink: Callable, start, lo: int, hi: int, window: int) -> tuple[int, object]:
@@ -72,25 +77,6 @@ def _verdicts(ev: Evaluator, tries: dict) -> dict:
     return {n: verdict == REPRODUCES for n, verdict in zip(usable, verdicts)}
 
 
-def shortest_failing_prefix(lo: int, hi: int, first_failing: Callable[[list[int]], int | None],
-                            splits: int = 1) -> int:
-    """The smallest n in [lo, hi] whose prefix fails, given that prefix `hi` does (failing is
-    taken to be monotone: a prefix that holds the culprit fails). Each round asks about
-    `splits` points dividing the range evenly, shortest first: `first_failing(points)` is the
-    index of the first failing one, or None. splits=1 is a binary search; splits=2 checks two
-    prefixes side by side (log3 rounds); splits=hi-lo scans every prefix in order. The points
-    never depend on how they are checked, so the answer does not either."""
-    while lo < hi:
-        points = sorted({lo + (hi - lo) * i // (splits + 1) for i in range(1, splits + 1)})
-        hit = first_failing(points)
-        if hit is None:
-            lo = points[-1] + 1
-        else:
-            hi = points[hit]
-            lo = points[hit - 1] + 1 if hit > 0 else lo
-    return hi
-
-
 def ddmin(ev: Evaluator, items: Sequence[T], build: Callable[[list[T]], object], window: int = 1) -> list[T]:
     """Smallest subset of `items` (1-minimal) whose candidate `build(subset)` still reproduces.
 
@@ -98,21 +84,4 @@ def ddmin(ev: Evaluator, items: Sequence[T], build: Callable[[list[T]], object],
     The empty subset is tried first: passes that simplify each target (shrink every input,
     zero every value) then cost one compile when everything can go at once.
     """
-    items = list(items)
-    if items and first_reproducing(ev, build, [[]], 1) is not None:
-        return []
-    n = 2
-    while len(items) >= 2:
-        n = min(n, len(items))
-        chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
-        complements = [[x for x in items if x not in c] for c in chunks]
-        trials = chunks + complements if n > 2 else chunks
-        hit = first_reproducing(ev, build, trials, window)
-        if hit is not None:
-            items = trials[hit]
-            n = 2 if hit < len(chunks) else max(n - 1, 2)
-            continue
-        if n == len(items):
-            break
-        n = min(2 * n, len(items))
-    return items
+    return delta_core.ddmin(items, reproducing(ev, build), window, empty_first=True)

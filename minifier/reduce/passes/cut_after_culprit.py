@@ -10,7 +10,8 @@ shortest reproducing one wins, so `-j 1` finds the same cut.
 from __future__ import annotations
 
 from minifier.graph.edit import op_nodes, rebuild, sinks
-from minifier.reduce.delta import first_reproducing, shortest_failing_prefix
+from minifier.reduce.delta import first_reproducing
+from minifier.reduce.delta_core import shortest_failing_prefix
 from minifier.reduce.passes import Context
 
 SPLITS = 2  # prefixes tried per round
