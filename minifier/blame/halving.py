@@ -4,9 +4,10 @@ Not ddmin (minifier.reduce.delta_core) in disguise, and so not built on it. Wher
 does it alone, ddmin splits the same set finer (four chunks, then their complements, ...),
 while this search (Zeller's 1999 dd, split with a base held fixed) recurses into each half
 with the other half held switched: culprits that only work jointly are found in about
-k*log2(n) experiments for k culprits, each question a half plus a base that ddmin never
-asks. Run as ddmin, blame would run other experiments in another order: other counts in its
-report and, where the answer is not monotone, perhaps other names.
+k*log2(n) experiments for k culprits, each question a half plus a base that ddmin never asks
+(two culprits among eight: 8 questions here, 28 for ddmin, some of them twice). Run as ddmin,
+blame would run other experiments in another order: other counts in its report and, where
+the answer is not monotone, perhaps other names.
 """
 from __future__ import annotations
 
