@@ -42,8 +42,9 @@ def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None
     (Ctrl-C: the prewarmed run was ended by it, and its answer is no answer)."""
     start = time.perf_counter()
     if gpu_gate.asserting():  # a device-assert run: a cold process, alone on the GPU until it is gone
+        slot = SLOTS.take()  # before the gate: a busy worker holds its slot while it waits for the gate
         with gpu_gate.exclusive():
-            return _cold(repro, timeout, args, start)
+            return _cold(repro, timeout, args, start, slot)
     if prewarmed is not None:
         done = prewarmed.run(repro, args or [], timeout)
         if done is not None:
@@ -53,10 +54,10 @@ def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None
     return _cold(repro, timeout, args, start)
 
 
-def _cold(repro: Path, timeout: float, args: list[str] | None, start: float) -> Verification:
+def _cold(repro: Path, timeout: float, args: list[str] | None, start: float, slot=None) -> Verification:
     """`python repro.py ARGS` in a fresh interpreter, from a fresh temporary directory (one of
-    the run's CUDA processes on a GPU: compiler/gpu_slots.py)."""
-    slot = SLOTS.take()
+    the run's CUDA processes on a GPU: compiler/gpu_slots.py; `slot`, if the caller took it)."""
+    slot = slot or SLOTS.take()
     try:
         with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
             proc = subprocess.Popen([sys.executable, str(repro.resolve()), *(args or [])], cwd=elsewhere,
