@@ -132,6 +132,10 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             _known_again(masked_first if not bugs else None, index, search)
             break
         ev = ev.for_bug("inductor", first_signature)
+        if not masked and not first_signature.startswith("accuracy@") and (
+                again := search.known.get((first_signature, None))):
+            same_bug_again(again, index, search.say)  # a known crash, error or assert: no replays again
+            break
         if masked:
             ev.prefetch([Question(current)])
             ev.kernels_ahead(kernels_later)
