@@ -1,7 +1,7 @@
 """Run minify on the GPU model cases of manifest.json, one after another, within a deadline.
 
     PYTHONPATH=.:TRANSFORMERS_DIR python corpus/gpu_models/run_device.py --out DIR --work DIR
-        [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N] [--gpus N]
+        [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N] [--cards 0,1,..]
 
 Order: the first device-assert case alone first (a safety check: the GPU must still answer after
 it), then rounds that give every model and mode one plant before any gets a second, the kinds
@@ -16,7 +16,7 @@ after them one at a time with nothing else running: minify's machine-wide GPU ga
 asserts apart, but an assert case's wall time is what is measured against the script's, so it runs
 alone. Scripts are not timed alone while cases run side by side.
 
-With --gpus N (a host of several cards) the cases are dealt round-robin to cards 0..N-1, each card
+With --cards 0,1,.. (a host of several cards) the cases are dealt round-robin to those cards, each
 running its share one after another, pinned with CUDA_VISIBLE_DEVICES and given a GPU gate of its
 own (MINIFY_GPU_GATE, docs/gpu-safety.md): a case still runs alone on its card, and the health
 check after it asks that card.
@@ -138,7 +138,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--no-alone", action="store_true", help="do not time the script alone (saves its compile)")
     p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to run")
     p.add_argument("--jobs", type=int, default=1, help="cases that cannot assert run this many at a time")
-    p.add_argument("--gpus", type=int, default=1, help="cards to deal the cases to, each running its share in turn")
+    p.add_argument("--cards", help="comma-separated cards to deal the cases to, each running its share in turn")
     ns = p.parse_args(argv)
     cases = json.loads((HERE / "manifest.json").read_text())
     if ns.only:
@@ -154,10 +154,11 @@ def main(argv: list[str]) -> int:
             cases = [c for c in cases if c["kind"] == "device_assert"]
             if not run_side_by_side(side, ns, results, log):
                 return 2
-        if ns.gpus > 1:
-            with ThreadPoolExecutor(ns.gpus) as pool:
-                codes = list(pool.map(lambda card: run_in_turn(cases[card::ns.gpus], ns, results, log, card),
-                                      range(ns.gpus)))
+        if ns.cards:
+            cards = [int(c) for c in ns.cards.split(",")]
+            with ThreadPoolExecutor(len(cards)) as pool:
+                codes = list(pool.map(lambda i: run_in_turn(cases[i::len(cards)], ns, results, log, cards[i]),
+                                      range(len(cards))))
             return max(codes)
         return run_in_turn(cases, ns, results, log)
 
