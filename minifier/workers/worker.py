@@ -13,7 +13,7 @@ import time
 
 from compiler import gpu_gate
 from minifier.workers.job import Job
-from minifier.workers.protocol import CaseValues, read_message, resolve_inputs, write_message
+from minifier.workers.protocol import CaseValues, Closed, read_message, resolve_inputs, write_message
 
 
 def run_check(job: Job, values: CaseValues) -> dict:
@@ -179,8 +179,9 @@ def main() -> None:
     protocol_in = sys.stdin.buffer
     values = CaseValues()
     while True:
-        message = read_message(protocol_in)
-        if message is None:
+        try:
+            message = read_message(protocol_in)
+        except Closed:  # the pool closed our stdin (or died mid-job): nothing more to do
             return
         start = time.perf_counter()
         reset_peak_memory()
