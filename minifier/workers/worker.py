@@ -1,9 +1,9 @@
 """A warm worker process: imports torch once, then checks candidates one after another.
 
 Run as `python -m minifier.workers.worker`. Jobs arrive on stdin and answers leave on the original
-stdout, as length-prefixed pickles; anything the compiler or compiled code prints goes to
-stderr (the parent's log file) so it cannot corrupt the protocol. If compiled code crashes
-the process, the parent sees it die and records the signal.
+stdout, as messages of compiler/boot/wire.py (pickles behind their length); anything the compiler
+or compiled code prints goes to stderr (the parent's log file) so it cannot corrupt the protocol.
+If compiled code crashes the process, the parent sees it die and records the signal.
 """
 from __future__ import annotations
 
