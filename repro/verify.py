@@ -8,7 +8,6 @@ A "does not reproduce" from it is checked again with a cold `python repro.py`.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import gpu_gate
-from compiler.boot import CONTROL_RUN, PREWARMED_REPRO
+from compiler.boot import CONTROL_RUN, PREWARMED_REPRO, wire
 from compiler.gpu_slots import SLOTS
 
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
@@ -137,9 +136,9 @@ class PrewarmedPython:
         if not self.slot.promote() or self.proc.poll() is not None:  # ended, or its slot given to another
             self.close()
             return None
-        job = json.dumps({"script": str(repro.resolve()), "args": list(args)}) + "\n"
-        try:
-            stdout, stderr = self.proc.communicate(job, timeout=timeout)
+        try:  # the job on stdin (compiler/boot/wire.py); stdout and stderr are the repro's alone
+            wire.write_message(self.proc.stdin.buffer, {"script": str(repro.resolve()), "args": list(args)})
+            stdout, stderr = self.proc.communicate(timeout=timeout)
         except (subprocess.TimeoutExpired, OSError):
             self.close()
             return None
