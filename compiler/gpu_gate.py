@@ -45,8 +45,10 @@ def gpu_present() -> bool:
 
 
 def enable(path: Path | None = None) -> Path:
-    """Turn the gate on for this process and every process it starts from now on."""
-    path = Path(path or default_path())
+    """Turn the gate on for this process and every process it starts from now on. A gate already
+    named in the environment is kept: on a host of several GPUs, runs pinned to different cards
+    (CUDA_VISIBLE_DEVICES) may each be given a gate of their own (docs/gpu-safety.md)."""
+    path = Path(path or os.environ.get(GATE_ENV) or default_path())
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     os.close(fd)
     with contextlib.suppress(OSError):  # another user's run shares it

@@ -8,7 +8,6 @@ A "does not reproduce" from it is checked again with a cold `python repro.py`.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import gpu_gate
-from compiler.boot import CONTROL_RUN, PREWARMED_REPRO
+from compiler.boot import CONTROL_RUN, PREWARMED_REPRO, wire
 from compiler.gpu_slots import SLOTS
 
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
@@ -42,8 +41,9 @@ def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None
     (Ctrl-C: the prewarmed run was ended by it, and its answer is no answer)."""
     start = time.perf_counter()
     if gpu_gate.asserting():  # a device-assert run: a cold process, alone on the GPU until it is gone
+        slot = SLOTS.take()  # before the gate: a busy worker holds its slot while it waits for the gate
         with gpu_gate.exclusive():
-            return _cold(repro, timeout, args, start)
+            return _cold(repro, timeout, args, start, slot)
     if prewarmed is not None:
         done = prewarmed.run(repro, args or [], timeout)
         if done is not None:
@@ -53,10 +53,10 @@ def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None
     return _cold(repro, timeout, args, start)
 
 
-def _cold(repro: Path, timeout: float, args: list[str] | None, start: float) -> Verification:
+def _cold(repro: Path, timeout: float, args: list[str] | None, start: float, slot=None) -> Verification:
     """`python repro.py ARGS` in a fresh interpreter, from a fresh temporary directory (one of
-    the run's CUDA processes on a GPU: compiler/gpu_slots.py)."""
-    slot = SLOTS.take()
+    the run's CUDA processes on a GPU: compiler/gpu_slots.py; `slot`, if the caller took it)."""
+    slot = slot or SLOTS.take()
     try:
         with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
             proc = subprocess.Popen([sys.executable, str(repro.resolve()), *(args or [])], cwd=elsewhere,
@@ -136,9 +136,9 @@ class PrewarmedPython:
         if not self.slot.promote() or self.proc.poll() is not None:  # ended, or its slot given to another
             self.close()
             return None
-        job = json.dumps({"script": str(repro.resolve()), "args": list(args)}) + "\n"
-        try:
-            stdout, stderr = self.proc.communicate(job, timeout=timeout)
+        try:  # the job on stdin (compiler/boot/wire.py); stdout and stderr are the repro's alone
+            wire.write_message(self.proc.stdin.buffer, {"script": str(repro.resolve()), "args": list(args)})
+            stdout, stderr = self.proc.communicate(timeout=timeout)
         except (subprocess.TimeoutExpired, OSError):
             self.close()
             return None

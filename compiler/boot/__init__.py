@@ -3,7 +3,8 @@ strings: the zygote (zygote.py), the capture's start that forks it (host.py), `p
 project first on sys.path (run_module.py), the pre-started repro runner (prewarmed_repro.py), a
 repro's compiled call left uncaught for its error text (compiled_call.py), the control run with
 nothing compiled (control_run.py), the GPU's health check (gpu_check.py) and the torch version of
-another build's Python (torch_version.py).
+another build's Python (torch_version.py). wire.py is no program but the one wire protocol their
+messages travel in: the boot files load it by path, the rest of minify imports it as compiler.boot.wire.
 
 Each runs in a process of its own and imports only the standard library and torch, never minify's
 packages (tests/test_boot.py checks): what a forked child inherits must be torch and nothing else.

@@ -1,13 +1,23 @@
 """The pre-started repro runner (repro.verify.PrewarmedPython): `python compiler/boot/prewarmed_repro.py`
 pays torch.compile's one-time start-up (lazy imports, the CPU ISA probe, pattern tables) on a
-throwaway function, forgets it, and waits for one line on stdin naming the script to run as
-`__main__` and its arguments. Nothing of minify's is imported, as with `python repro.py`.
-Imports only the standard library and torch.
+throwaway function, forgets it, and waits for one message on stdin (compiler/boot/wire.py) naming
+the script to run as `__main__` and its arguments; stdin closed without one, it exits. The job
+travels on stdin alone, so stdout and stderr are wholly the script's. Nothing of minify's is
+imported, as with `python repro.py`. Imports only the standard library and torch.
 """
-import json
 import os
 import runpy
 import sys
+
+
+def load_wire():
+    """compiler/boot/wire.py, loaded by path (see zygote.py's load_wire): no module of ours in sys.modules."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'wire.py')
+    spec = importlib.util.spec_from_file_location('minify_wire', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def warm_up():
@@ -50,10 +60,12 @@ def run(job):
 def main():
     if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
         sys.path[0] = ''  # this folder off sys.path: the working directory, as `python -c` has it
+    wire = load_wire()
     os.nice(10)  # spare-time work: the capture and the workers come first
     warm_up()
-    job = json.loads(sys.stdin.readline() or 'null')
-    if job is None:
+    try:
+        job = wire.read_message(sys.stdin.buffer)
+    except wire.Closed:  # closed without a job: not needed after all
         sys.exit(0)
     code = run(job)
     # Ended as `python repro.py` ends (atexit handlers, flushed streams, its exit status), without the

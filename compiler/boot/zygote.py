@@ -6,13 +6,26 @@
 imports, then proves a first child can start CUDA). Hosted, compiler/boot/host.py runs it in a
 process forked from the capture, with the same arguments. Imports only the standard library and torch.
 """
-import json
 import os
 import select
 import socket
 import sys
 import time
 import traceback
+
+
+def load_wire():
+    """compiler/boot/wire.py, the one wire protocol, loaded by path: this folder is off sys.path, and
+    no module of ours is left in sys.modules for a forked script to import by mistake."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'wire.py')
+    spec = importlib.util.spec_from_file_location('minify_wire', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wire = load_wire()
 
 
 def toy(x, w):  # a matmul, a decomposition, a reduction, a pointwise op: one small kernel to build
@@ -133,28 +146,28 @@ def reap(ctl):
             return
         if pid == 0:
             return
-        ctl.send(json.dumps({'exit': pid, 'code': os.waitstatus_to_exitcode(status)}).encode())
+        ctl.send(wire.encode({'exit': pid, 'code': os.waitstatus_to_exitcode(status)}))
 
 
 def serve(ctl):
     """Fork a child per request, answer with its pid, and later with its exit status."""
-    ctl.send(b'{"ready": true}')
+    ctl.send(wire.encode({'ready': True}))
     while True:
         ready, _, _ = select.select([ctl], [], [], 0.05)
         reap(ctl)
         if not ready:
             continue
-        data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)
+        data, fds, _, _ = socket.recv_fds(ctl, wire.DATAGRAM, 3)
         if not data:
             break
-        request = json.loads(data)
+        request = wire.decode(data)
         request['fds'] = fds
         pid = os.fork()
         if pid == 0:
             child(ctl, request)
         for fd in fds:
             os.close(fd)
-        ctl.send(json.dumps({'id': request['id'], 'pid': pid}).encode())
+        ctl.send(wire.encode({'id': request['id'], 'pid': pid}))
 
 
 def main(argv):
@@ -162,7 +175,7 @@ def main(argv):
         sys.path[0] = ''  # this folder off sys.path: the working directory, as `python -c` has it
     started = time.time()
     ctl = socket.socket(fileno=int(argv[1]))
-    ctl.send(json.dumps({'zygote': os.getpid()}).encode())
+    ctl.send(wire.encode({'zygote': os.getpid()}))
     os.nice(int(argv[2]))
     import torch  # noqa: F401
     import torch._functorch.config  # noqa: F401

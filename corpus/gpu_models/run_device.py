@@ -1,7 +1,7 @@
 """Run minify on the GPU model cases of manifest.json, one after another, within a deadline.
 
     PYTHONPATH=.:TRANSFORMERS_DIR python corpus/gpu_models/run_device.py --out DIR --work DIR
-        [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N]
+        [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N] [--cards 0,1,..]
 
 Order: the first device-assert case alone first (a safety check: the GPU must still answer after
 it), then rounds that give every model and mode one plant before any gets a second, the kinds
@@ -15,14 +15,22 @@ With --jobs N (N > 1) the accuracy and compile-error cases run N at a time, and 
 after them one at a time with nothing else running: minify's machine-wide GPU gate already keeps
 asserts apart, but an assert case's wall time is what is measured against the script's, so it runs
 alone. Scripts are not timed alone while cases run side by side.
+
+With --cards 0,1,.. (a host of several cards) the cases are dealt round-robin to those cards, each
+running its share one after another, pinned with CUDA_VISIBLE_DEVICES and given a GPU gate of its
+own (MINIFY_GPU_GATE, docs/gpu-safety.md): a case still runs alone on its card, and the health
+check after it asks that card.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shutil
+import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,11 +56,19 @@ def ordered(cases: list[dict], first: str | None = None) -> list[dict]:
     return ([head] if head else []) + [c for c in order if c is not head]
 
 
-def gpu_health() -> dict:
+def card_env(card: int | None) -> dict | None:
+    """The environment of runs pinned to one card, with a GPU gate of that card's own."""
+    if card is None:
+        return None
+    return {**os.environ, "CUDA_VISIBLE_DEVICES": str(card),
+            "MINIFY_GPU_GATE": str(Path(tempfile.gettempdir()) / f"minify-gpu-card{card}.lock")}
+
+
+def gpu_health(env: dict | None = None) -> dict:
     """A fresh process reaches the GPU, and nvidia-smi does not ask for a reset."""
     start = time.time()
     try:
-        p = subprocess.run([sys.executable, "-c", HEALTH], capture_output=True, text=True, timeout=90)
+        p = subprocess.run([sys.executable, "-c", HEALTH], capture_output=True, text=True, timeout=90, env=env)
         ok, text = p.returncode == 0 and "ok" in p.stdout, (p.stdout + p.stderr).strip()[-300:]
     except subprocess.TimeoutExpired:
         ok, text = False, "health check timed out after 90 s"
@@ -65,10 +81,10 @@ def gpu_health() -> dict:
     return {"ok": ok, "seconds": round(time.time() - start, 1), "detail": "" if ok else text + " | " + smi[-300:]}
 
 
-def script_alone(case: dict, log) -> float | None:
+def script_alone(case: dict, log, env: dict | None = None) -> float | None:
     start = time.time()
     p = subprocess.run([sys.executable, str(HERE / case["script"]), *case["args"]], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, env=env)
     log.write(f"script alone {case['script']} {case['args']}: rc {p.returncode} {p.stdout.strip()[-200:]} "
               f"{p.stderr.strip()[-300:] if p.returncode else ''}\n")
     return round(time.time() - start, 1) if p.returncode == 0 else None
@@ -88,14 +104,14 @@ def summary(case: dict, out: Path, code: int | None, wall: float) -> dict:
             "bugs": bugs, "minify_gpu_health": d.get("gpu_health")}
 
 
-def run_one(case: dict, root: Path, max_time: float, log) -> dict:
+def run_one(case: dict, root: Path, max_time: float, log, env: dict | None = None) -> dict:
     """minify on one case, its bug planted with --inject; the summary of its report."""
     out = root / "minify" / case["name"]
     cmd = [sys.executable, "-m", "minifier", str(HERE / case["script"]), "-o", str(out), "--inject", case["inject"],
            "--max-time", str(int(max_time)), "--force", "--", *case["args"]]
     start = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_time + 30)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=max_time + 30, env=env)
         code, text = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as exc:
         code, text = None, f"timed out: {exc}"
@@ -103,9 +119,10 @@ def run_one(case: dict, root: Path, max_time: float, log) -> dict:
     log.write(f"== {case['name']} exit {code} in {row['wall']} s\n{text[-1500:]}\n")
     keep = root / "runs" / case["name"]
     keep.mkdir(parents=True, exist_ok=True)
-    for name in ("report.json", "repro.py", "issue.md"):
+    for name in ("report.json", "repro.py", "issue.md", "work/timeline.json"):
         if (out / name).exists():
-            shutil.copy(out / name, keep / name)
+            shutil.copy(out / name, keep / Path(name).name)
+    (keep / "console.txt").write_text(text)
     return row
 
 
@@ -121,6 +138,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--no-alone", action="store_true", help="do not time the script alone (saves its compile)")
     p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to run")
     p.add_argument("--jobs", type=int, default=1, help="cases that cannot assert run this many at a time")
+    p.add_argument("--cards", help="comma-separated cards to deal the cases to, each running its share in turn")
     ns = p.parse_args(argv)
     cases = json.loads((HERE / "manifest.json").read_text())
     if ns.only:
@@ -136,16 +154,27 @@ def main(argv: list[str]) -> int:
             cases = [c for c in cases if c["kind"] == "device_assert"]
             if not run_side_by_side(side, ns, results, log):
                 return 2
+        if ns.cards:
+            cards = [int(c) for c in ns.cards.split(",")]
+            with ThreadPoolExecutor(len(cards)) as pool:
+                codes = list(pool.map(lambda i: run_in_turn(cases[i::len(cards)], ns, results, log, cards[i]),
+                                      range(len(cards))))
+            return max(codes)
         return run_in_turn(cases, ns, results, log)
+
+
+_RECORDING = threading.Lock()
 
 
 def record(row: dict, results, log) -> bool:
     """One result line; False when the GPU no longer answers (the runner stops)."""
-    results.write(json.dumps(row) + "\n")
-    results.flush()
-    log.flush()
-    print(json.dumps({k: row[k] for k in ("name", "exit", "status", "ops", "verified", "wall", "script_alone")}
-                     | {"gpu_ok": row["gpu_after"]["ok"], "bugs": len(row["bugs"])}), flush=True)
+    with _RECORDING:
+        results.write(json.dumps(row) + "\n")
+        results.flush()
+        log.flush()
+        print(json.dumps({k: row.get(k) for k in ("name", "card", "exit", "status", "ops", "verified", "wall",
+                                                   "script_alone")}
+                         | {"gpu_ok": row["gpu_after"]["ok"], "bugs": len(row["bugs"])}), flush=True)
     if not row["gpu_after"]["ok"]:
         print(f"STOP: the GPU does not answer after {row['name']}: {row['gpu_after']['detail']}", flush=True)
     return row["gpu_after"]["ok"]
@@ -173,8 +202,8 @@ def run_side_by_side(cases: list[dict], ns, results, log) -> bool:
     return ok
 
 
-def run_in_turn(cases: list[dict], ns, results, log) -> int:
-    start, alone = time.time(), {}
+def run_in_turn(cases: list[dict], ns, results, log, card: int | None = None) -> int:
+    start, alone, env = time.time(), {}, card_env(card)
     for case in cases:
         left = ns.deadline - (time.time() - start)
         if left < 60:
@@ -182,10 +211,10 @@ def run_in_turn(cases: list[dict], ns, results, log) -> int:
             break
         key = (case["script"], case["mode"])
         if key not in alone and not ns.no_alone:
-            alone[key] = script_alone(case, log)
-        row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
-        row["script_alone"] = alone.get(key)
-        row["gpu_after"] = gpu_health()
+            alone[key] = script_alone(case, log, env)
+        row = run_one(case, ns.work, min(ns.max_time, left - 45), log, env)
+        row["script_alone"], row["card"] = alone.get(key), card
+        row["gpu_after"] = gpu_health(env)
         if not record(row, results, log):
             return 2
     return 0

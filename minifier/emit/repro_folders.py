@@ -4,6 +4,7 @@ runs beside each verification."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,8 +49,9 @@ class Verifications:
     `verifiers` hands out what runs repro.py (None: no verification)."""
 
     def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture, phases: Phases,
-                 probes=None):
+                 probes=None, deadline: float | None = None):
         self.opts, self.ui, self.launched, self.verifiers, self.phases = opts, ui, launched, verifiers, phases
+        self.deadline = deadline  # --max-time's end (time.monotonic()): blame not started after it
         self.probes = probes  # blame's warm probe processes (minifier.blame.ready), or None
         self.capture = capture
         self.executor = ThreadPoolExecutor(1)
@@ -85,14 +87,19 @@ class Verifications:
         # Blame runs beside the fresh-process verification (each is one process that mostly waits on
         # its own import and compile); its answer is kept only if the repro verifies.
         with ThreadPoolExecutor(1) as side:
-            blamed = side.submit(self.timed_blame, job.folder) if self.opts.blame else None
+            late = self.time_left() <= 0
+            blamed = side.submit(self.timed_blame, job.folder) if self.opts.blame and not late else None
+            if self.opts.blame and late:
+                row["blame_error"] = "not run: --max-time ran out"
             if self.opts.verify:
                 self.ui.step(f"verifying {repro} in a fresh process")
                 with self.phases.timed("verification"):
-                    verification = run_repro(repro, prewarmed=job.prewarmed, stopped=lambda: STOP.stopped)
+                    verification = run_repro(repro, timeout=verify_timeout(self.time_left()), prewarmed=job.prewarmed,
+                                             stopped=lambda: STOP.stopped)
                     STOP.check()  # a run the stop ended says nothing of the repro
                     warm = self.verifiers if hasattr(self.verifiers, "run") else None  # forked: reusable
-                    control = run_control(repro, prewarmed=warm) if verification.reproduced else None
+                    control = (run_control(repro, timeout=verify_timeout(self.time_left()), prewarmed=warm)
+                               if verification.reproduced else None)
                 STOP.check()
                 row.update(verified=verification.reproduced, verify_line=verification.line)
                 if control is not None and not control.reproduced:  # it fails with nothing compiled too
@@ -104,9 +111,19 @@ class Verifications:
         return row
 
 
+    def time_left(self) -> float:
+        return math.inf if self.deadline is None else self.deadline - time.monotonic()
+
     def timed_blame(self, folder: Path) -> dict:
         with self.phases.timed("blame"):
             return blame_folder(folder, self.ui, self.launched.zygote, self.probes)
+
+
+def verify_timeout(left: float, longest: float = 600.0, grace: float = 60.0) -> float:
+    """How long repro.py may run in verification: at most `longest`, and past --max-time's end
+    (`left` seconds away, negative once passed) by at most `grace`: a verified repro is the run's
+    answer, but --max-time bounds the run."""
+    return max(grace, min(longest, left + grace))
 
 
 def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:

@@ -30,6 +30,9 @@ class Budget:
     def left(self) -> float:
         return math.inf if self.max_compiles is None else self.max_compiles - self.spent
 
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
     def check(self) -> None:
         if self.stopped is None:
             if self.deadline is not None and time.monotonic() > self.deadline:

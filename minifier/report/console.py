@@ -255,6 +255,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     from minifier.report.blame import blame_lines  # it imports torch: not before the summary needs it
     for line in blame_lines(bug.get("blame") or []):
         table.add_row("blame", line)
+    if bug.get("blame_error"):
+        table.add_row("blame", Text(bug["blame_error"], style="yellow"))
     if bug.get("same_cause_as"):
         table.add_row("cause", f"blamed on the same part as bug {bug['same_cause_as']}: likely one bug, two repros")
     title = f"{'finding' if bug.get('unverified') else 'bug'} {number} of {count}"

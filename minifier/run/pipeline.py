@@ -188,7 +188,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     seeded recheck tells whether only the RNG differs)."""
     found = Found()
     found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
-                                        session.phases, session.probes)
+                                        session.phases, session.probes, session.budget.deadline)
     session.verifications = found.verifications  # what a stop reports as verified so far
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,
@@ -315,7 +315,8 @@ def _localize_while_verifying(session: Session, found: Found) -> tuple[list[dict
     side = ThreadPoolExecutor(1)
     def localize_all() -> list:
         with session.phases.timed("localization"):
-            return [localize.localize_bugs(*args, session.ui.step) for args in found.to_localize]
+            return [localize.localize_bugs(*args, session.ui.step) for args in found.to_localize
+                    if not session.budget.out_of_time()]  # it only adds to the report: not past --max-time
 
     localizing = side.submit(localize_all)
     rows = []

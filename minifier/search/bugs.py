@@ -132,6 +132,8 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
             _known_again(masked_first if not bugs else None, index, search)
             break
         ev = ev.for_bug("inductor", first_signature)
+        if not masked and known_failure(first_signature, index, search):
+            break
         if masked:
             ev.prefetch([Question(current)])
             ev.kernels_ahead(kernels_later)
@@ -140,10 +142,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
                 _known_again(masked_first if not bugs else None, index, search)
                 break
             ev = ev.for_bug("inductor", answer["signature"])
-            # A crash, error or assert with a known signature is that bug again (with no culprit node, its
-            # key is the signature): confirming it would end there, after its replays and stage checks.
-            if answer.get("kind") != "accuracy" and (again := search.known.get((answer["signature"], None))):
-                same_bug_again(again, index, search.say)
+            if known_failure(answer["signature"], index, search):
                 break
         with search.phases.timed("confirmation"):
             bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
@@ -190,6 +189,16 @@ def _known_again(masked_first: dict | None, index: int, search: BugSearch) -> No
     """Graph `index` passed with the ops of known bugs masked from the start: those bugs are its failure."""
     for same in {id(b): b for b in (masked_first or {}).values()}.values():
         same_bug_again(same, index, search.say)
+
+
+def known_failure(signature: str, index: int, search: BugSearch) -> bool:
+    """A crash, error or assert with a known signature is that bug again (with no culprit node, its
+    key is the signature): confirming it would end there, after its replays and stage checks (on a
+    GPU each replay of an assert is a fresh process, one at a time)."""
+    again = None if signature.startswith("accuracy@") else search.known.get((signature, None))
+    if again is not None:
+        same_bug_again(again, index, search.say)
+    return again is not None
 
 
 def same_bug_again(same: Bug, index: int, say: Callable[[str], None]) -> None:

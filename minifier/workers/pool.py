@@ -18,7 +18,7 @@ from pathlib import Path
 
 from compiler.boot import RUN_MODULE
 from compiler.signature import crash_signature, hang_signature
-from minifier.workers.protocol import read_message, write_message
+from minifier.workers.protocol import Closed, read_message, write_message
 from compiler import gpu_gate
 from compiler.gpu_slots import SLOTS, Slot
 from minifier.workers.reap import end_now, kill_soon
@@ -33,6 +33,14 @@ def module_command(module: str) -> list[str]:
     directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them
     (compiler/boot/run_module.py)."""
     return [sys.executable, RUN_MODULE, module]
+
+
+def _answer(stream) -> dict | None:
+    """A worker's next answer; None if its stdout ended before or inside one (it died)."""
+    try:
+        return read_message(stream)
+    except Closed:
+        return None
 
 
 class Worker:
@@ -82,7 +90,7 @@ class Worker:
         died or hung warming up."""
         self.warming = False
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        answer = self.warm_answer = read_message(self.proc.stdout) if ready else None
+        answer = self.warm_answer = _answer(self.proc.stdout) if ready else None
         if answer is None:
             self.warm_failed = True
             self.kill()
@@ -115,7 +123,7 @@ class Worker:
             self.kill()
             kind, sig, msg = hang_signature(timeout, stage)
             return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": timeout}
-        answer = read_message(self.proc.stdout)
+        answer = _answer(self.proc.stdout)
         if answer is None:
             return self._died(stage)
         self.jobs += 1

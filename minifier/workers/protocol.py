@@ -1,26 +1,14 @@
-"""What a worker and its parent exchange: length-prefixed pickles, and the values jobs refer to.
+"""What a worker and its parent exchange: messages on the one wire (compiler/boot/wire.py: pickles
+behind a length; `Closed` when a worker's stream ends), and the values jobs refer to.
 
 Jobs name inputs by reference to the recorded eager values of a case (`resolve_inputs`), so
 a job stays small; each worker loads a case's values once (`CaseValues`).
 """
 from __future__ import annotations
 
-import pickle
-import struct
+from compiler.boot.wire import Closed, read_message, write_message
 
-
-def read_message(stream):
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack("<I", header)
-    return pickle.loads(stream.read(size))
-
-
-def write_message(stream, message) -> None:
-    data = pickle.dumps(message)
-    stream.write(struct.pack("<I", len(data)) + data)
-    stream.flush()
+__all__ = ["CaseValues", "Closed", "read_message", "resolve_inputs", "write_message"]
 
 
 class CaseValues:

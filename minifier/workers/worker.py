@@ -1,9 +1,9 @@
 """A warm worker process: imports torch once, then checks candidates one after another.
 
 Run as `python -m minifier.workers.worker`. Jobs arrive on stdin and answers leave on the original
-stdout, as length-prefixed pickles; anything the compiler or compiled code prints goes to
-stderr (the parent's log file) so it cannot corrupt the protocol. If compiled code crashes
-the process, the parent sees it die and records the signal.
+stdout, as messages of compiler/boot/wire.py (pickles behind their length); anything the compiler
+or compiled code prints goes to stderr (the parent's log file) so it cannot corrupt the protocol.
+If compiled code crashes the process, the parent sees it die and records the signal.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 
 from compiler import gpu_gate
 from minifier.workers.job import Job
-from minifier.workers.protocol import CaseValues, read_message, resolve_inputs, write_message
+from minifier.workers.protocol import CaseValues, Closed, read_message, resolve_inputs, write_message
 
 
 def run_check(job: Job, values: CaseValues) -> dict:
@@ -179,8 +179,9 @@ def main() -> None:
     protocol_in = sys.stdin.buffer
     values = CaseValues()
     while True:
-        message = read_message(protocol_in)
-        if message is None:
+        try:
+            message = read_message(protocol_in)
+        except Closed:  # the pool closed our stdin (or died mid-job): nothing more to do
             return
         start = time.perf_counter()
         reset_peak_memory()

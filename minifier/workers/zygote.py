@@ -17,14 +17,13 @@ start it before it says ready. Its children start CUDA and compile once themselv
 3 s on the H100, where a fresh worker took 5 to 7 s): it replaces the workers a device-side
 assert ends. Wherever the zygote cannot start, callers fall back to plain subprocesses.
 
-Protocol: a SOCK_SEQPACKET socket pair. The parent sends one JSON request per child with
-the child's stdin, stdout and stderr as passed file descriptors; the zygote answers with the
-child's pid, and later with its exit status (waitpid's, as Popen's returncode: -N for a
-signal), since only the zygote can wait for its children.
+Protocol: a SOCK_SEQPACKET socket pair, one message of compiler/boot/wire.py a datagram. The
+parent sends one request per child with the child's stdin, stdout and stderr as passed file
+descriptors; the zygote answers with the child's pid, and later with its exit status (waitpid's,
+as Popen's returncode: -N for a signal), since only the zygote can wait for its children.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -34,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from compiler.boot import HOST, RUN_MODULE, ZYGOTE
+from compiler.boot import HOST, RUN_MODULE, ZYGOTE, wire
 from minifier.workers.reap import kill_group
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -127,7 +126,7 @@ class Zygote:
     def _listen(self) -> None:
         while True:
             try:
-                data = self.ctl.recv(1 << 16)
+                data = self.ctl.recv(wire.DATAGRAM)
             except OSError:
                 data = b""
             with self.changed:
@@ -135,7 +134,7 @@ class Zygote:
                     self.dead = True
                     self.changed.notify_all()
                     return
-                message = json.loads(data)
+                message = wire.decode(data)
                 if "zygote" in message:
                     self.pid = message["zygote"]
                 elif message.get("ready"):
@@ -158,9 +157,11 @@ class Zygote:
             return None
         with self.lock:
             request_id, self.next_id = self.next_id, self.next_id + 1
+            frame = wire.encode({**request, "id": request_id})
+            if len(frame) > wire.DATAGRAM:  # more than the zygote reads at once: a plain subprocess runs it
+                return None
             try:
-                socket.send_fds(self.ctl, [json.dumps({**request, "id": request_id}).encode()],
-                                [stdin, stdout, stderr])
+                socket.send_fds(self.ctl, [frame], [stdin, stdout, stderr])
             except OSError:
                 return None
         with self.changed:

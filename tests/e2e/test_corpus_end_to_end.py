@@ -48,6 +48,8 @@ def test_minify_corpus_case(case, tmp_path):
     assert set(case["culprit_ops"]) & set(report["ops"]), report["ops"]
     assert report["ops_after"] <= max(3, case["min_ops"])
     assert report["verified"] is True
+    if case["device"] == "cuda":
+        cuda_checks(case, out)
     # The repro stands alone: a fresh python, another directory, nothing of this project.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -61,6 +63,18 @@ def test_minify_corpus_case(case, tmp_path):
         assert len(lines) - planted_lines(lines) < 42, "\n".join(lines)  # 40, and the in-process compile line
     assert hashlib.sha256(script.read_bytes()).hexdigest() == before
     assert not (CORPUS / "minify-out").exists()
+
+
+def cuda_checks(case: dict, out) -> None:
+    """A GPU case's repro runs on CUDA; after a device-side assert each blame experiment needs a
+    fresh process, and blame still names the lowering."""
+    manifest = json.loads((out / "repro.json").read_text())
+    assert manifest["device"] == "cuda" and manifest["stage"] == "inductor"
+    if case["kind"] == "runtime_error":
+        blame = json.loads((out / "blame.json").read_text())
+        assert any(f["what"] == "lowering" and set(case["culprit_ops"]) & set(f["finding"].replace(",", " ").split())
+                   for f in blame["blame"]), blame
+        assert all(r["verdict"] != "error" for r in blame["ruled_out"]), blame["ruled_out"]
 
 
 def planted_lines(lines: list[str]) -> int:

@@ -131,6 +131,27 @@ def test_the_same_compile_error_after_masking_is_not_confirmed_again(tmp_path):
     assert len(eager_checks) == 1, [(j["source_lines"], j["status"]) for j in eager_checks]
 
 
+@pytest.mark.slow
+def test_a_later_graph_failing_with_a_known_compile_error_is_that_bug_without_replays(tmp_path):
+    """Two graphs (a graph break between them), the relu of each fails to compile: once graph 0's
+    bug is reduced, graph 1's first failure has its signature and no culprit node to tell them
+    apart: it is that bug, said at once (on a GPU each replay of an assert is a fresh process)."""
+    proc, report = _minify(tmp_path, """\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
+        def f(x):
+            x = torch.relu(x.sin() * 2)
+            torch._dynamo.graph_break()
+            return torch.relu(x.cos() * 3)
+        torch.compile(f)(torch.randn(64))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [b["ops"] for b in report["bugs"]] == [["relu"]] and report["bugs"][0]["also_in_graphs"] == [1]
+    timeline = json.loads((tmp_path / "minify-out" / "prog" / "work" / "timeline.json").read_text())
+    confirmations = _checks(timeline, "inductor", runs=3)
+    assert len(confirmations) == 1, [(j["source_lines"], j["status"]) for j in confirmations]
+
+
 def test_a_later_graph_with_the_same_bug_is_named_once_however_many_of_its_pieces_say_so():
     # GPT-2's generate with a planted tanh bug: each piece of graphs 1 and 2 found it again,
     # and the report read "same bug in graph(s) 1, 1, 1, 2, 2, 2"

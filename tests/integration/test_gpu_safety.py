@@ -111,3 +111,41 @@ def test_the_health_check_says_plainly_that_the_gpu_does_not_answer(gate, tmp_pa
     assert health["ok"] is False and health["message"]
     assert json.loads((tmp_path / "report.json").read_text())["gpu_health"] == health
     assert "the GPU does not answer after this run" in console.export_text()
+
+
+def test_a_gate_named_in_the_environment_is_kept(monkeypatch, tmp_path):
+    """Runs pinned to different cards may be given gates of their own; launch must not replace it."""
+    mine = tmp_path / "gpu-1.lock"
+    monkeypatch.setenv(gpu_gate.GATE_ENV, str(mine))
+    assert gpu_gate.enable() == mine and mine.exists()
+    monkeypatch.delenv(gpu_gate.GATE_ENV)
+    assert gpu_gate.enable() == gpu_gate.default_path()
+
+
+def test_a_verification_takes_its_slot_before_the_gate_so_a_busy_worker_can_finish(gate, tmp_path, monkeypatch):
+    """A worker holds its slot while its job waits for the gate: a verification that took the gate
+    first and then waited for a slot stalled until the slot wait ran out."""
+    import threading
+
+    from repro import verify
+
+    slots = CudaSlots(cap=1, wait=20.0)
+    slots.enable()
+    monkeypatch.setattr(verify, "SLOTS", slots)
+    gpu_gate.mark_asserting()
+    repro = tmp_path / "repro.py"
+    repro.write_text("print('REPRODUCED: planted'); raise SystemExit(1)\n")
+    busy = slots.take()  # a worker's, busy: its job is about to ask for the gate
+
+    def worker_job():
+        time.sleep(0.5)
+        with gpu_gate.exclusive():
+            time.sleep(0.2)
+        busy.release()
+
+    job = threading.Thread(target=worker_job)
+    job.start()
+    start = time.monotonic()
+    verification = verify.run_repro(repro, timeout=60)
+    job.join()
+    assert verification.reproduced and time.monotonic() - start < 10
