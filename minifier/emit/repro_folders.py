@@ -21,7 +21,7 @@ from minifier.graph.edit import canonical, graph_inputs
 from minifier.phases import Phases
 from minifier.search.bugs import Bug
 from minifier.start.launch import Launched, Options
-from minifier.workers.evaluate import Evaluator
+from minifier.workers.ask import Asker
 from minifier.workers.stop import STOP
 from repro import error_text
 from repro.info import ReproInfo
@@ -38,7 +38,7 @@ class ReproJob:
 
     bug: Bug
     folder: Path
-    ev: Evaluator
+    ev: Asker  # asks the reduced graph's answer again, and carries its case folder and setup
     final: dict
     prewarmed: Any = None
 
@@ -65,7 +65,7 @@ class Verifications:
         self.error_runs.clear()
         return run
 
-    def submit(self, bug: Bug, ev: Evaluator) -> None:
+    def submit(self, bug: Bug, ev: Asker) -> None:
         """Write and verify `bug`'s repro; `ev` is the evaluator that reduced it."""
         final = ev.outcomes([bug.small], stage=bug.stage)[0]  # cached: asked here, on this thread
         out = self.launched.out

@@ -14,7 +14,7 @@ from compiler.context import graph_modes
 from compiler.stages import CompileSetup, CompileSpec
 from compiler.subsystems import config_defaults
 from minifier.capture.values import load_graph, record_values
-from minifier.workers.evaluate import Evaluator
+from minifier.workers.ask import Asker
 
 # Settings that trade Inductor's numerics for eager's: {config key: value to try, devices}.
 HINTS = {
@@ -61,7 +61,7 @@ def _verified_config_hints(record, pool, work: Path, say) -> list[dict]:
     for key, value in tries.items():
         say(f"graph {record.index}: does {key} = {value!r} make compiled match eager?")
         tried = CompileSpec.from_dict({**spec.to_dict(), "config": {**spec.config, key: value}})
-        ev = Evaluator(pool, case_dir, CompileSetup(tried, record.record.get("injections") or [], context), signature="")
+        ev = Asker(pool, case_dir, CompileSetup(tried, record.record.get("injections") or [], context))
         answer = ev.outcomes([gm])[0]
         if answer.get("status") == "pass" and not answer.get("kind"):
             hints.append({"config": key, "value": value,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import REPRODUCES
 
 T = TypeVar("T")
 

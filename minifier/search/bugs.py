@@ -23,8 +23,8 @@ from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
 from minifier.graph.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import (Evaluator, Question, divergence_question, repeats_question, stuck_after,
-                                       tries_questions)
+from minifier.workers.ask import Question, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.evaluate import Evaluator
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.phases import Phases
 from minifier.reduce.budget import Budget
@@ -32,8 +32,6 @@ from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 from minifier.search.lookahead import INPUT_PASSES, likely_questions
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after, tries_questions
-from minifier.workers.worker import cuda_context_poisoned
 from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4

@@ -13,7 +13,8 @@ import torch.fx as fx
 
 from compiler.stages import CompileSetup, CompileSpec
 from minifier.reduce.budget import Budget, Guarded
-from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import PASSES, REPRODUCES
 from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 
@@ -117,7 +118,7 @@ def test_the_hang_limit_of_a_check_does_not_cut_a_divergence_job_short():
 def test_a_graphs_first_check_may_take_as_long_as_several_of_the_scripts_runs():
     """Under the fixed 300 s candidate limit, a model with 10 GB of activations had its first
     piece checks called hangs and its workers replaced, over and over (issue 25)."""
-    from minifier.workers.evaluate import first_check_limit
+    from minifier.workers.ask import first_check_limit
 
     assert first_check_limit(300.0, 5.0, 1800.0) == 300.0  # a small script: a candidate's limit
     assert first_check_limit(300.0, 62.0, 1800.0) == 620.0  # that model's capture: ten of its runs
