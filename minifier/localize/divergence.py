@@ -26,6 +26,7 @@ import torch.fx as fx
 
 from minifier.graph.edit import rebuild
 from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
+from minifier.workers.answer import Answer
 from minifier.workers.ask import Asker
 from repro.value_store import memory_budget
 
@@ -44,7 +45,7 @@ def find_divergence(gm: fx.GraphModule, ev: Asker, values: dict) -> Divergence |
         return None
     if ev.stage == "inductor":
         answer = ev.divergence(gm)
-        if answer.get("status") == "ok":  # it fell back to every intermediate itself if it had to
+        if Answer.from_wire(answer).status == "ok":  # it fell back to every intermediate itself if it had to
             return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer["how"])
     return every_intermediate(gm, ev, exposed, values)  # another stage (no kernels), or the job failed
 

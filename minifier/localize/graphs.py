@@ -21,6 +21,7 @@ from minifier.capture.values import rows_by_replayed_name
 from minifier.graph.edit import is_op, op_label, op_nodes, rebuild, sinks
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.reduce.delta import shortest_failing_prefix
+from minifier.workers.answer import Answer
 from minifier.workers.ask import Asker
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.judge import REPRODUCES
@@ -34,8 +35,9 @@ def stage_verdicts(ev: Asker, gm: fx.GraphModule, tries: int = 1) -> dict[str, s
     would be another question, and a recompile of the whole graph)."""
     verdicts = {}
     for stage in STAGES:
-        answer = ev.repeats(gm, tries)[0] if stage == "inductor" and tries > 1 else ev.outcomes([gm], stage=stage)[0]
-        verdicts[stage] = answer.get("status", "?") + (f" ({answer['kind']})" if answer.get("kind") else "")
+        wire = ev.repeats(gm, tries)[0] if stage == "inductor" and tries > 1 else ev.outcomes([gm], stage=stage)[0]
+        answer = Answer.from_wire(wire)
+        verdicts[stage] = (answer.status or "?") + (f" ({answer.kind})" if answer.kind else "")
     return verdicts
 
 
@@ -43,10 +45,10 @@ def generated_kernels(ev: Asker, gm: fx.GraphModule) -> tuple[list[dict], str | 
     """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
     generated them already if it ran on `gm`; else one worker job generates them (sent ahead
     once the bug was reduced: minifier.search.bugs)."""
-    answer = ev.kernels(gm)
-    if answer.get("status") != "ok":
-        return [], answer.get("message") or answer.get("kind") or "no code"
-    return answer["kernels"], None
+    answer = Answer.from_wire(ev.kernels(gm))
+    if answer.status != "ok":
+        return [], answer.message or answer.kind or "no code"
+    return answer.kernels, None
 
 
 def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:

@@ -25,6 +25,7 @@ from compiler.signature import rung_of
 
 from minifier.graph.edit import NON_OPS, op_names, op_nodes, rebuild
 from minifier.graph.nodes import exposed_nodes, stored_nodes
+from minifier.workers.answer import Answer
 from minifier.workers.ask import Asker, repeats_question
 from minifier.workers.evaluate import Evaluator
 from repro.value_store import memory_budget, nbytes
@@ -121,10 +122,10 @@ def failing_pieces(gm: fx.GraphModule, values: dict, ev: Asker, failure: dict, t
     ev.prefetch([repeats_question(p.gm, tries, kernel_map=True, until_pass=True) for p in pieces])
     failing = []
     for piece in pieces:
-        answer = ev.repeats(piece.gm, tries, until_pass=True)[0]
-        if answer.get("status") == "fail" and answer.get("kind") == failure["kind"] and \
-                (failure["kind"] == "accuracy" or answer.get("signature") == failure.get("signature")):
-            piece.signature = answer["signature"]
+        answer = Answer.from_wire(ev.repeats(piece.gm, tries, until_pass=True)[0])
+        if answer.failed and answer.kind == failure["kind"] and \
+                (failure["kind"] == "accuracy" or answer.signature == failure.get("signature")):
+            piece.signature = answer.signature
             failing.append(piece)
     return failing
 

@@ -24,6 +24,7 @@ from minifier.graph.nodes import observed, output_names, own_metrics, stored_out
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.ask import Question, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.answer import Answer
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.phases import Phases
@@ -67,7 +68,7 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
     are checked side by side: most bugs are Inductor's, so every stage runs anyway."""
     stages = [s for s in STAGES if s != "inductor"]
     for stage, answer in zip(stages, ev.outcomes_at(gm, stages)):
-        if answer.get("status") == "fail" and answer.get("kind") == kind:
+        if Answer.from_wire(answer).failed and Answer.from_wire(answer).kind == kind:
             return stage, answer
     return "inductor", {}
 
@@ -133,14 +134,14 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         if masked:
             ev.prefetch([Question(current)])
             ev.kernels_ahead(kernels_later)
-            answer = ev.outcomes([current])[0]
-            if answer.get("status") != "fail":
+            answer = Answer.from_wire(ev.outcomes([current])[0])
+            if not answer.failed:
                 _known_again(masked_first if not bugs else None, index, search)
                 break
-            ev = ev.for_bug("inductor", answer["signature"])
+            ev = ev.for_bug("inductor", answer.signature)
             # A crash, error or assert with a known signature is that bug again (with no culprit node, its
             # key is the signature): confirming it would end there, after its replays and stage checks.
-            if answer.get("kind") != "accuracy" and (again := search.known.get((answer["signature"], None))):
+            if answer.kind != "accuracy" and (again := search.known.get((answer.signature, None))):
                 same_bug_again(again, index, search.say)
                 break
         with search.phases.timed("confirmation"):
@@ -295,17 +296,18 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
     question = repeats_question(gm, tries)  # answered, or on its way (asked during the capture): taken
     checked = ev.outcomes_of([question])[0] if ev.asked(question) else {}
-    known = checked.get("kernels") or kernels
+    known = Answer.from_wire(checked).kernels or kernels
     answers = repeats_reading_stored(gm, values, ev, tries, known) if known and not checked else None
     if answers is None:
         ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known, observed(checked, output_names(gm))))
         answers = ev.repeats(gm, tries)
-    hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
-    kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
-    message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
+    typed = [Answer.from_wire(a) for a in answers]
+    hits = sum(1 for a in typed if ev.verdict(a) == "reproduces")
+    kind = next((a.kind for a in typed if a.signature == ev.signature), "")
+    message = next((a.message or "" for a in typed if a.signature == ev.signature), "")
     bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
     if hits == tries and kind != "hang":
-        limit = stuck_after(max(a.get("seconds", 0.0) for a in answers))
+        limit = stuck_after(max(a.seconds or 0.0 for a in typed))
         ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)
     return bug, ev
 
@@ -346,7 +348,7 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
     say(f"graph {bug.graph}: {bug.kind} reproduces {bug.reproduced}/{bug.tries}; finding the first failing stage")
     stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
     if stage != "inductor":
-        ev = ev.for_bug(stage, stage_answer["signature"])
+        ev = ev.for_bug(stage, Answer.from_wire(stage_answer).signature)
     bug.stage, bug.signature = ev.stage, ev.signature
     if bug.kind == "accuracy":
         divergence = find_divergence(gm, ev, values)
