@@ -137,3 +137,21 @@ def test_an_answer_reads_its_wire_form_and_gives_it_back():
     assert Answer.from_wire({"status": "ok", "compiles": 0}).compiles_spent == 0  # a kernels job builds nothing
     assert Answer.from_wire({"status": "fail", "kind": "eager_error"}).compiles_spent == 0
     assert Answer.from_wire({"status": "pass"}).runs == [{}]
+
+
+def test_asking_and_judging_are_separate_types():
+    """An Asker sends questions and counts what they cost, and judges nothing; a Judge reads an
+    Answer, and asks nothing; an Evaluator is an Asker judging with its Judge, for_bug's too."""
+    from minifier.workers.ask import Asker
+    from minifier.workers.judge import Judge
+
+    gm = _graph()
+    asker = Asker(AnsweringPool(FAILS), Path("/nowhere"), CompileSetup(CompileSpec(), []))
+    assert Answer.from_wire(asker.outcomes([gm])[0]).failed and asker.compiles == 1
+    assert not hasattr(asker, "verdict") and not hasattr(Judge("x"), "outcomes")
+    assert Judge("accuracy@inductor").verdict(Answer.from_wire(FAILS), gm) == REPRODUCES
+    assert Judge("accuracy@inductor", culprit="absent").verdict(FAILS, gm) == PASSES
+    ev = _evaluator(FAILS)
+    other = ev.for_bug("inductor", "accuracy@inductor", culprit="relu")
+    assert isinstance(other, Asker) and other.judge == Judge("accuracy@inductor", "relu")
+    assert other.counters is ev.counters and other.cache is ev.cache
