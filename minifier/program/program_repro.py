@@ -21,16 +21,17 @@ from compiler.launch_form import Launch, module_file
 from minifier.program.instrument import RunResult, prologue_of, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
+from minifier.start.launch import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, injections: list[dict],
-                   timeout: float, zygote=None, say: Callable[[str], None] = lambda s: None, specs: list[str] = (),
-                   judging: Judging = Judging()) -> dict:
+def minify_program(script: Launch | Path, opts: Options, out: Path, work: Path, layer: Layer, injections: list[dict],
+                   zygote=None, say: Callable[[str], None] = lambda s: None) -> dict:
     """Reduce the program (a script's path, or how it is launched) at `layer`'s backend; write
-    out/repro.py; the result for report.json. `specs`: bugs planted with --inject, planted by
-    each candidate itself (it runs without minify); `judging`: the run's (its --ignore)."""
+    out/repro.py; the result for report.json. From `opts`: the timeout, the bugs planted with
+    --inject (each candidate plants them itself: it runs without minify), the judging (--ignore)."""
+    timeout, specs, judging = opts.timeout, opts.injections, opts.judging
     folder = work / "program"
     folder.mkdir(parents=True, exist_ok=True)
     source, script = program_source(script)
