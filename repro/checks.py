@@ -57,17 +57,17 @@ def eager_facts(gm: fx.GraphModule, inputs: list, context: dict) -> Facts:
 
 
 def compile_call(info: ReproInfo) -> str:
-    kwargs = info.spec.compile_kwargs(info.stage)
+    kwargs = info.setup.spec.compile_kwargs(info.stage)
     shown = {k: v for k, v in kwargs.items() if not (k == "backend" and v == "inductor")}
     return "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
 
 
 def modes(info: ReproInfo, device: str) -> str:
     """The `with` of the run context (empty: none)."""
-    items = [] if info.spec.grad_enabled else ["torch.no_grad()"]
-    if info.context.get("inference_mode"):
+    items = [] if info.setup.spec.grad_enabled else ["torch.no_grad()"]
+    if info.setup.context.get("inference_mode"):
         items.append("torch.inference_mode()")
-    autocast = info.context.get("autocast")
+    autocast = info.setup.context.get("autocast")
     if autocast:
         items.append(f"torch.autocast({device!r}, dtype=torch.{autocast['dtype']})")
     return ", ".join(items)
@@ -181,7 +181,7 @@ def accuracy_check(info: ReproInfo, facts: Facts, device: str, function: bool) -
     if not function:
         out.add('if __name__ == "__main__":')
         out.depth += 1
-    if info.context.get("deterministic"):
+    if info.setup.context.get("deterministic"):
         out.add("torch.use_deterministic_algorithms(True)")
     tensors = [i for i, v in enumerate(facts.outputs) if isinstance(v, torch.Tensor)]
     checked = facts.exact if rung in ("exact", "signed_zero") and facts.exact else tensors

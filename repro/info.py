@@ -2,10 +2,10 @@
 judged, where it came from. repro/writer.py writes repro.py from it, repro/checks.py its check."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from compiler.judging import Judging
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup
 
 
 @dataclass
@@ -14,11 +14,9 @@ class ReproInfo:
     kind: str
     stage: str
     message: str
-    spec: CompileSpec
-    injections: list  # compiler.inject specs (anything injection_source accepts)
+    setup: CompileSetup  # how the graph was compiled and run: spec, bugs planted (as dicts), modes
     source: str  # where the graph came from, for the header
     judging: Judging = Judging()  # how the oracle judged: the run's tolerances, strict, rungs turned off
     seed: int | None = None  # the oracle re-seeded every run from this (graphs that draw random numbers)
-    context: dict = field(default_factory=dict)  # inference_mode, autocast {"dtype": ...}, deterministic
     script: str = ""  # the user's script, for names of generated tests and the issue text
     graph: int | None = None  # index of the failing graph in the script

@@ -25,7 +25,7 @@ import torch.fx as fx
 
 from compiler.config_snapshot import config_lines
 from compiler.graph_code import forward_source, placeholders
-from compiler.inject import injection_source
+from compiler.inject import Injection, injection_source
 from compiler.ladder import tolerances
 from compiler.oracle import clone_inputs
 from compiler.signature import rung_of
@@ -106,8 +106,8 @@ WHAT = {"values": "wrong values", "nan_inf": "NaN/Inf where eager has numbers, o
 
 def context_of(info: ReproInfo, device: str) -> dict:
     """How the graph ran: device, grad mode, and the other modes only where they were on."""
-    extra = {k: v for k, v in info.context.items() if v not in (None, False) and k not in ("device", "grad_enabled")}
-    return {"device": device, "grad_enabled": info.spec.grad_enabled, **extra}
+    extra = {k: v for k, v in info.setup.context.items() if v not in (None, False) and k not in ("device", "grad_enabled")}
+    return {"device": device, "grad_enabled": info.setup.spec.grad_enabled, **extra}
 
 
 def check_args(info: ReproInfo) -> dict:
@@ -183,10 +183,10 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     imports_used = used_imports(imports, forward)
     annotated = annotate_forward(forward, descriptions)
     function = annotated.replace("def forward(self, ", "def f(", 1).replace("def forward(self)", "def f()", 1)
-    facts = eager_facts(gm, inputs, info.context)
+    facts = eager_facts(gm, inputs, info.setup.context)
     plan = plan_inputs(inputs, [p.name for p in placeholders(gm)], INPUTS_FILE, device)
-    inject = injection_source(info.injections).rstrip()
-    config = config_lines(info.spec.config)
+    inject = injection_source([Injection.from_dict(d) for d in info.setup.injections]).rstrip()
+    config = config_lines(info.setup.spec.config)
     main, needs_where = check_lines(info, facts, device, function=False)
     as_function, _ = check_lines(info, facts, device, function=True)
     stdlib = ["import signal", "import subprocess", "import sys"] if info.kind in CRASHING else []
@@ -208,7 +208,7 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         lines += ["", "", WHERE_HELPER]
     lines += ["", "", *main]
     text = "\n".join(lines) + "\n"
-    compile_kwargs = info.spec.compile_kwargs(info.stage)
+    compile_kwargs = info.setup.spec.compile_kwargs(info.stage)
     module_source = "class Repro(torch.nn.Module):\n" + "\n".join(
         "    " + line for line in annotated.splitlines()) + "\n"
     test_check = ["def check():", '    """What differs between compiled and eager, as repro.py checks it; None: '
@@ -217,9 +217,9 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         "kind": info.kind, "stage": info.stage, "signature": info.signature, "rung": rung_of(info.signature),
         "message": info.message, "source": info.source, "script": info.script, "graph": info.graph,
         "device": device, "torch": torch.__version__, "python": platform.python_version(),
-        "platform": platform.platform(), "spec": info.spec.to_dict(), "compile": compile_kwargs,
-        "config": dict(info.spec.config), "config_source": config, "context": context_of(info, device),
-        "check": check_args(info), "injections": [i.to_dict() for i in info.injections],
+        "platform": platform.platform(), "spec": info.setup.spec.to_dict(), "compile": compile_kwargs,
+        "config": dict(info.setup.spec.config), "config_source": config, "context": context_of(info, device),
+        "check": check_args(info), "injections": list(info.setup.injections),
         "injection_source": inject, "inputs_file": INPUTS_FILE if plan.saved else None,
         "inputs": [describe(v) for v in inputs], "output_dtypes": [str(d) for d in dtypes],
         "oracle_summary": oracle_summary(info, dtypes), "imports": imports_used,

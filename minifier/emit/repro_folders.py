@@ -7,11 +7,10 @@ import json
 import math
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.inject import Injection
 from compiler.graph_code import TRACING
 from compiler import gpu_gate
 from minifier.distributed.ranks import rank_words
@@ -19,10 +18,10 @@ from minifier.phases import Phases
 from minifier.blame.search import blame
 from minifier.capture.process import Capture
 from minifier.graph.edit import canonical, graph_inputs
-from minifier.phases import Phases
 from minifier.search.bugs import Bug
 from minifier.start.launch import Launched, Options
-from minifier.workers.evaluate import Evaluator
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker
 from minifier.workers.stop import STOP
 from repro import error_text
 from repro.info import ReproInfo
@@ -39,8 +38,8 @@ class ReproJob:
 
     bug: Bug
     folder: Path
-    ev: Evaluator
-    final: dict
+    ev: Asker  # asks the reduced graph's answer again, and carries its case folder and setup
+    final: Answer
     prewarmed: Any = None
 
 
@@ -67,9 +66,9 @@ class Verifications:
         self.error_runs.clear()
         return run
 
-    def submit(self, bug: Bug, ev: Evaluator) -> None:
+    def submit(self, bug: Bug, ev: Asker) -> None:
         """Write and verify `bug`'s repro; `ev` is the evaluator that reduced it."""
-        final = ev.outcomes([bug.small], stage=bug.stage)[0]  # cached: asked here, on this thread
+        final = Answer.from_wire(ev.outcomes([bug.small], stage=bug.stage)[0])  # cached: asked here, on this thread
         out = self.launched.out
         folder = out if not self.rows else out / f"bug-{len(self.rows) + 1}"
         prewarmed = self.verifiers.take(another=True) if self.verifiers is not None else None
@@ -130,21 +129,20 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     """repro.py and its folder for `job.bug`; its path and the report row so far."""
     bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
     values = load_case_values(ev.case_dir)
-    spec, seed = ev.setup.spec, None
-    if final.get("seeded"):  # only from one seed with Inductor drawing random numbers as eager does
-        spec, seed = ev.setup.spec.seeded(), 0
+    setup, seed = ev.setup, None
+    if final.seeded:  # only from one seed with Inductor drawing random numbers as eager does
+        setup, seed = replace(ev.setup, spec=ev.setup.spec.seeded()), 0
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
-                     message=final.get("message") or bug.message, spec=spec,
-                     injections=[Injection.from_dict(d) for d in ev.setup.injections],
+                     message=final.message or bug.message, setup=setup,
                      source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of "
                             f"{len(capture.graphs)}",
                      judging=opts.judging, seed=seed,
-                     context=ev.setup.context, script=opts.script.name, graph=bug.graph)
+                     script=opts.script.name, graph=bug.graph)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
     repro = write_repro(folder, small, graph_inputs(small, values), info)
     manifest = json.loads((folder / "repro.json").read_text())
     row = {"repro": str(repro), "inputs": str(folder / manifest["inputs_file"]) if manifest.get("inputs_file")
-           else None, "final_metrics": final.get("metrics"), "reference": final.get("reference"),
+           else None, "final_metrics": final.extra.get("metrics"), "reference": final.extra.get("reference"),
            "graph_code": manifest["module_source"]}
     return repro, row
 

@@ -21,6 +21,7 @@ import torch
 from minifier.fuzz.drawn_program import Program
 from minifier.fuzz.failures import Failure, Masks, classify, gradient_of
 from minifier.reduce.delta_core import shortest_failing_prefix
+from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 
 
@@ -114,8 +115,9 @@ class Runner:
         key = program.key()
         if key not in self.cache:
             self.cache[key] = self._check(program, key)
-            self.statuses[self.cache[key]["status"]] += 1
-            if self.cache[key].get("kind") == "numerics":  # passed, but differs as rounding does
+            answer = Answer.from_wire(self.cache[key])
+            self.statuses[answer.status] += 1
+            if answer.kind == "numerics":  # passed, but differs as rounding does
                 self.statuses["numerics"] += 1
         return self.cache[key]
 
@@ -181,7 +183,7 @@ class Campaign:
         elif program.key() not in self.runner.cache and self.shrink_spent():
             return  # shrinking budget spent: keep the smallest failure found so far
         outcome = self.runner.outcome(program)
-        if outcome.get("status") != "fail":
+        if not Answer.from_wire(outcome).failed:
             return
         failure = classify(outcome, program, self.generated)
         if self.masks.matches(failure):
@@ -269,7 +271,8 @@ class Campaign:
 
     def same_failure(self, program: Program, failure: Failure) -> bool:
         outcome = self.runner.outcome(program)
-        return outcome.get("status") == "fail" and outcome.get("signature") == failure.signature \
+        answer = Answer.from_wire(outcome)
+        return answer.failed and answer.signature == failure.signature \
             and (gradient_of(outcome, program) is None) == (failure.gradient is None)
 
     def run(self) -> list[Failure]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from minifier.fuzz.drawn_program import Program
 from minifier.fuzz.op_catalog import resolve_ops
+from minifier.workers.answer import Answer
 
 
 # rank -> what it is; the rung (or failure kind) of each
@@ -59,15 +60,16 @@ def first_wrong(outcome: dict) -> dict:
     a step's output before a gradient (compiler.oracle.outcome_of)."""
     from compiler.grads import gradient_output
 
-    wrong = [m for m in outcome.get("metrics") or [] if not m.get("ok") and not m.get("noise")]
+    answer = Answer.from_wire(outcome)
+    wrong = [m for m in answer.metrics if not m.get("ok") and not m.get("noise")]
     wrong = [m for m in wrong if gradient_output(m.get("output", "")) is None] or wrong
-    return next((m for m in wrong if m.get("rung", "values") == outcome.get("rung")), wrong[0] if wrong else {})
+    return next((m for m in wrong if m.get("rung", "values") == answer.rung), wrong[0] if wrong else {})
 
 
 def suspects(outcome: dict, program: Program) -> list[str]:
     """Ops to blame: the step of the first wrong output for accuracy (`out[2]`, or `out['out'][2]`
     beside written inputs or gradients), else every op."""
-    if outcome.get("kind") == "accuracy":
+    if Answer.from_wire(outcome).kind == "accuracy":
         match = re.match(r"out(?:\['out'\])?\[(\d+)\]", first_wrong(outcome).get("output", ""))
         if match and int(match.group(1)) < len(program.steps):
             return [program.steps[int(match.group(1))].op]
@@ -78,7 +80,7 @@ def gradient_of(outcome: dict, program: Program) -> str | None:
     """`grad[x1]` when the first wrong output of an accuracy failure is input x1's gradient."""
     from compiler.grads import gradient_output
 
-    if outcome.get("kind") != "accuracy":
+    if Answer.from_wire(outcome).kind != "accuracy":
         return None
     index = gradient_output(first_wrong(outcome).get("output", ""))
     names = list(program.inputs)
@@ -93,13 +95,14 @@ def failing_dtype(outcome: dict, program: Program) -> str:
 
 
 def classify(outcome: dict, program: Program, example: int = 0) -> Failure:
-    kind = outcome.get("kind", "?")
-    rung = outcome.get("rung") or (kind if kind in ("crash", "hang") else "")
+    answer = Answer.from_wire(outcome)
+    kind = answer.kind or "?"
+    rung = answer.rung or (kind if kind in ("crash", "hang") else "")
     if rung == "nan_inf" and first_wrong(outcome).get("nan_for_inf") and _has_infinity(program):
         # eager NaN where compiled has +-inf, from infinite inputs: which is right depends on the
         # op (var_mean's Welford makes inf - inf where the mean is -inf; Python's inf // 0.5 is nan)
         rung = "inf_for_nan"
-    return Failure(outcome.get("signature") or kind, kind, outcome.get("message", ""), suspects(outcome, program),
+    return Failure(answer.signature or kind, kind, answer.message or "", suspects(outcome, program),
                    program, example, rung, failing_dtype(outcome, program), gradient_of(outcome, program))
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from minifier.fuzz.records import RECORD, load, now, write
+from minifier.workers.answer import Answer
 
 
 def recheck_one(pool, record: dict, home: Path) -> dict:
@@ -24,17 +25,17 @@ def recheck_one(pool, record: dict, home: Path) -> dict:
                 "recheck": f"no saved check in {folder}"}
     job = Job(source=check["source"], inputs=tuple(check["inputs"]), case_dir=str(folder), spec=check["spec"],
               stage="inductor", injections=tuple(check["injections"]), backward=check["backward"])
-    answer = pool.run(job.to_dict())
+    answer = Answer.from_wire(pool.run(job.to_dict()))
     fields = {"checked": now(), "checked_torch": torch.__version__}
-    if answer.get("status") == "fail" and answer.get("signature") == record["signature"]:
+    if answer.failed and answer.signature == record["signature"]:
         return {**fields, "status": "still-failing", "last_seen": fields["checked"], "fixed_in": None,
                 "recheck": "same signature"}
-    if answer.get("status") == "pass":
+    if answer.status == "pass":
         return {**fields, "status": "fixed", "fixed_in": record.get("fixed_in") or torch.__version__,
-                "recheck": "compiled matches eager" + (" (numerics only)" if answer.get("kind") == "numerics" else "")}
-    what = answer.get("signature") or answer.get("status") or "no answer"
-    return {**fields, "status": "changed" if answer.get("status") == "fail" else "cannot-check",
-            "recheck": f"now {what}: {(answer.get('message') or '')[:300]}"}
+                "recheck": "compiled matches eager" + (" (numerics only)" if answer.kind == "numerics" else "")}
+    what = answer.signature or answer.status or "no answer"
+    return {**fields, "status": "changed" if answer.failed else "cannot-check",
+            "recheck": f"now {what}: {(answer.message or '')[:300]}"}
 
 
 def recheck(folder: Path, say) -> dict[str, dict]:

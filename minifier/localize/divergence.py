@@ -26,7 +26,8 @@ import torch.fx as fx
 
 from minifier.graph.edit import rebuild
 from minifier.graph.nodes import exposed_nodes, judged_in_chunks, roots
-from minifier.workers.evaluate import Evaluator
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker
 from repro.value_store import memory_budget
 
 
@@ -38,18 +39,18 @@ class Divergence:
     how: str = "every"  # "stored" (steps 1-2 above) or "every" (every intermediate at once)
 
 
-def find_divergence(gm: fx.GraphModule, ev: Evaluator, values: dict) -> Divergence | None:
+def find_divergence(gm: fx.GraphModule, ev: Asker, values: dict) -> Divergence | None:
     exposed = exposed_nodes(gm, values)
     if not exposed:
         return None
     if ev.stage == "inductor":
         answer = ev.divergence(gm)
-        if answer.get("status") == "ok":  # it fell back to every intermediate itself if it had to
+        if Answer.from_wire(answer).status == "ok":  # it fell back to every intermediate itself if it had to
             return Divergence(answer["roots"], answer["metrics"], answer["observed"], answer["how"])
     return every_intermediate(gm, ev, exposed, values)  # another stage (no kernels), or the job failed
 
 
-def every_intermediate(gm: fx.GraphModule, ev: Evaluator, exposed: list[str], values: dict) -> Divergence | None:
+def every_intermediate(gm: fx.GraphModule, ev: Asker, exposed: list[str], values: dict) -> Divergence | None:
     """One compile with every intermediate an output (the fallback; its kernels are all new), or
     one per memory budget's worth of values."""
     metrics = judged_in_chunks(lambda chunk: ev.outcomes([rebuild(gm, outputs=chunk)])[0], exposed,

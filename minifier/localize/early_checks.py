@@ -27,9 +27,8 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.graph.edit import op_nodes
 from minifier.localize.pieces import MIN_OPS
-from minifier.graph.edit import op_nodes
-from minifier.workers.evaluate import Evaluator, Question, repeats_question, tries_questions
-from minifier.workers.evaluate import Evaluator, repeats_question, tries_questions
+from minifier.workers.ask import Question, repeats_question, tries_questions
+from minifier.workers.evaluate import Evaluator
 
 EARLY_MAX_BYTES = 256 << 20  # inputs.pt larger than this: asked after the capture, as before
 POLL_SECONDS = 0.05

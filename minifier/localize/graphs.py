@@ -21,30 +21,34 @@ from minifier.capture.values import rows_by_replayed_name
 from minifier.graph.edit import is_op, op_label, op_nodes, rebuild, sinks
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.reduce.delta_core import shortest_failing_prefix
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import REPRODUCES
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mismatch_fraction", "rmse_ratio", "max_ulp", "dtype", "shape")
 
 
-def stage_verdicts(ev: Evaluator, gm: fx.GraphModule, tries: int = 1) -> dict[str, str]:
+def stage_verdicts(ev: Asker, gm: fx.GraphModule, tries: int = 1) -> dict[str, str]:
     """pass / fail / invalid of the whole graph at every stage, answered from the cache: the
     stage checks made them, and at Inductor the confirmation's `tries` runs (asking for one run
     would be another question, and a recompile of the whole graph)."""
     verdicts = {}
     for stage in STAGES:
-        answer = ev.repeats(gm, tries)[0] if stage == "inductor" and tries > 1 else ev.outcomes([gm], stage=stage)[0]
-        verdicts[stage] = answer.get("status", "?") + (f" ({answer['kind']})" if answer.get("kind") else "")
+        wire = ev.repeats(gm, tries)[0] if stage == "inductor" and tries > 1 else ev.outcomes([gm], stage=stage)[0]
+        answer = Answer.from_wire(wire)
+        verdicts[stage] = (answer.status or "?") + (f" ({answer.kind})" if answer.kind else "")
     return verdicts
 
 
-def generated_kernels(ev: Evaluator, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
+def generated_kernels(ev: Asker, gm: fx.GraphModule) -> tuple[list[dict], str | None]:
     """Inductor's kernels for `gm` on its recorded inputs; (kernels, error). The divergence job
     generated them already if it ran on `gm`; else one worker job generates them (sent ahead
     once the bug was reduced: minifier.search.bugs)."""
-    answer = ev.kernels(gm)
-    if answer.get("status") != "ok":
-        return [], answer.get("message") or answer.get("kind") or "no code"
-    return answer["kernels"], None
+    answer = Answer.from_wire(ev.kernels(gm))
+    if answer.status != "ok":
+        return [], answer.message or answer.kind or "no code"
+    return answer.kernels, None
 
 
 def origins_by_name(record: GraphRecord, gm: fx.GraphModule) -> dict[str, dict]:
@@ -170,7 +174,7 @@ def _prefix_bracket(gm: fx.GraphModule, ev: Evaluator) -> dict | None:
             "prefix_ops": hi + 1, "of": len(ops)}
 
 
-def kernels_of_graph(ev: Evaluator, gm: fx.GraphModule) -> list[dict]:
+def kernels_of_graph(ev: Asker, gm: fx.GraphModule) -> list[dict]:
     """The kernels of a (small, minimized) graph with their sources, for the report."""
     kernels, _ = generated_kernels(ev, gm)
     ops = {n.name for n in gm.graph.nodes if is_op(n)}
@@ -199,7 +203,7 @@ def localize_bugs(record: GraphRecord, gm: fx.GraphModule, values: dict, ev: Eva
     return loc
 
 
-def _safe_kernels(ev: Evaluator, gm) -> list[dict]:
+def _safe_kernels(ev: Asker, gm) -> list[dict]:
     if gm is None:
         return []
     try:

@@ -14,7 +14,8 @@ from compiler.context import graph_modes
 from compiler.stages import CompileSetup, CompileSpec
 from compiler.subsystems import config_defaults
 from minifier.capture.values import load_graph, record_values
-from minifier.workers.evaluate import Evaluator
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker
 
 # Settings that trade Inductor's numerics for eager's: {config key: value to try, devices}.
 HINTS = {
@@ -61,9 +62,9 @@ def _verified_config_hints(record, pool, work: Path, say) -> list[dict]:
     for key, value in tries.items():
         say(f"graph {record.index}: does {key} = {value!r} make compiled match eager?")
         tried = CompileSpec.from_dict({**spec.to_dict(), "config": {**spec.config, key: value}})
-        ev = Evaluator(pool, case_dir, CompileSetup(tried, record.record.get("injections") or [], context), signature="")
-        answer = ev.outcomes([gm])[0]
-        if answer.get("status") == "pass" and not answer.get("kind"):
+        ev = Asker(pool, case_dir, CompileSetup(tried, record.record.get("injections") or [], context))
+        answer = Answer.from_wire(ev.outcomes([gm])[0])
+        if answer.status == "pass" and not answer.kind:
             hints.append({"config": key, "value": value,
                           "text": f"with torch._inductor.config.{key} = {value!r} the compiled result matches eager "
                                   f"bit for bit (verified on graph {record.index}'s inputs)"})

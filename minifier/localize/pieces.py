@@ -25,7 +25,9 @@ from compiler.signature import rung_of
 
 from minifier.graph.edit import NON_OPS, op_names, op_nodes, rebuild
 from minifier.graph.nodes import exposed_nodes, stored_nodes
-from minifier.workers.evaluate import Evaluator, repeats_question
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker, repeats_question
+from minifier.workers.evaluate import Evaluator
 from repro.value_store import memory_budget, nbytes
 
 PIECE_OPS = 40  # small enough that a piece compiles in about a second
@@ -108,7 +110,7 @@ def _stored(piece: fx.GraphModule, values: dict, kernels: list) -> list[str]:
     return stored_nodes(piece, exposed_nodes(piece, values), node_kernels, in_place)
 
 
-def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dict, tries: int,
+def failing_pieces(gm: fx.GraphModule, values: dict, ev: Asker, failure: dict, tries: int,
                    kernels: list | None = None) -> list[Piece] | None:
     """The pieces that fail alone at Inductor as the whole graph failed in the script (same
     kind; for an error the same signature), in graph order; None when the graph is not cut.
@@ -120,10 +122,10 @@ def failing_pieces(gm: fx.GraphModule, values: dict, ev: Evaluator, failure: dic
     ev.prefetch([repeats_question(p.gm, tries, kernel_map=True, until_pass=True) for p in pieces])
     failing = []
     for piece in pieces:
-        answer = ev.repeats(piece.gm, tries, until_pass=True)[0]
-        if answer.get("status") == "fail" and answer.get("kind") == failure["kind"] and \
-                (failure["kind"] == "accuracy" or answer.get("signature") == failure.get("signature")):
-            piece.signature = answer["signature"]
+        answer = Answer.from_wire(ev.repeats(piece.gm, tries, until_pass=True)[0])
+        if answer.failed and answer.kind == failure["kind"] and \
+                (failure["kind"] == "accuracy" or answer.signature == failure.get("signature")):
+            piece.signature = answer.signature
             failing.append(piece)
     return failing
 

@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.aoti_control import control_command
+from compiler.judging import Judging
 from compiler.signature import core_error, last_exception, program_signature
 from minifier.workers.zygote import run_script
 
 PROLOGUE = '''import copy
 import torch
+
+SIGNED_ZERO = True  # a zero's sign judged where every value equals eager's (False: --ignore signed-zero)
 
 
 def compiled_checked(fn=None, **options):  # torch.compile(fn), checked against fn on copies of the inputs
@@ -48,6 +51,8 @@ def compiled_checked(fn=None, **options):  # torch.compile(fn), checked against 
             for a, e in zip(*leaves):  # minify's own tolerances, by dtype
                 tol = {torch.float64: 1e-7, torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(getattr(e, "dtype", 0), 1e-4)
                 torch.testing.assert_close(a, e, rtol=tol, atol=tol, equal_nan=True)
+                if SIGNED_ZERO and torch.is_tensor(a) and a.is_floating_point() and bool((a == e).all()):
+                    assert torch.equal(a.signbit(), e.signbit()), "the sign of zero differs"
         except AssertionError as exc:
             raise SystemExit("torch.compile differs from eager: " + " ".join(str(exc).split())[:300])
         return actual
@@ -114,10 +119,17 @@ compiled_checked = torch.compile
 '''
 
 
-def render(tree: ast.Module, mode: str = "check") -> str:
+def prologue_of(judging: Judging = Judging()) -> str:
+    """The self-checking prologue as the run judges: the sign of zero not judged under
+    `--ignore signed-zero` (as minifier.program.interaction does not)."""
+    return PROLOGUE.replace("SIGNED_ZERO = True", "SIGNED_ZERO = False", 1) if "signed_zero" in judging.ignore \
+        else PROLOGUE
+
+
+def render(tree: ast.Module, mode: str = "check", judging: Judging = Judging()) -> str:
     """The program as text: `check` with the self-checking prologue; `plain` compiled as the
     program does it, judged by how it ends; `eager`, the plain program's control run."""
-    prologue = {"check": PROLOGUE, "plain": PLAIN_PROLOGUE, "eager": EAGER_PROLOGUE}[mode]
+    prologue = {"check": prologue_of(judging), "plain": PLAIN_PROLOGUE, "eager": EAGER_PROLOGUE}[mode]
     return prologue + "\n\n" + ast.unparse(tree) + "\n"
 
 

@@ -26,7 +26,7 @@ from minifier.capture.process import Capture, run_capture
 from minifier.reduce.delta_core import ddmin, one_at_a_time
 from compiler.launch_form import Launch
 from compiler.judging import Judging
-from compiler.oracle import compare
+from compiler.oracle import compare, flatten
 from compiler.signature import program_signature
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,26 +108,44 @@ def _numbers(folder: Path | None) -> list[int]:
 def outputs_differ(run: Capture, eager: Capture, judging: Judging = Judging(),
                    only: int | None = None) -> EndToEnd | None:
     """The first compiled function whose first outputs differ from the eager run's, judged as the
-    run judges (its tolerances, --strict's equal bits). No fp64 reference was saved, so values are
-    judged by the tolerances alone; no output is known exact or aliased, so the signed_zero and
-    layout rungs are not climbed here."""
+    run judges (its tolerances, --strict's equal bits, --ignore's rungs). No fp64 reference was
+    saved, so values are judged by the tolerances alone; no output is known aliased, so the layout
+    rung is not climbed here. An output equal to eager's in every value is judged as an exact one
+    (`equal_values`): a zero whose sign differs there is the signed_zero rung's, which
+    `--ignore signed-zero` turns off."""
     for number in _numbers(eager.calls_dir):
         if only is not None and number != only:
             continue
-        expected, actual = _load(eager.calls_dir, number), _load(run.calls_dir, number)
+        leaves, actual = _load(eager.calls_dir, number), _load(run.calls_dir, number)
         if actual is None:
             continue  # never called in this run: a script failure says more
-        ok, metrics = compare(_as_tuple(expected), _as_tuple(actual), None, judging)
+        expected, actual = _as_tuple(leaves), _as_tuple(actual)
+        ok, metrics = compare(expected, actual, None, judging, equal_values(expected, actual))
         if not ok:
-            names = sorted(expected)
+            names = sorted(leaves)
             for m in metrics:  # out[i] of the compared tuple -> the leaf's path in the real output
                 index = m["output"][4:-1]
                 m["output"] = names[int(index)] if index.isdigit() and int(index) < len(names) else m["output"]
             bad = next(m for m in metrics if not m.get("ok"))
-            detail = ", ".join(f"{k}={bad[k]:.3g}" for k in ("max_abs_err", "mismatch_fraction") if k in bad)
+            detail = bad.get("why") if bad.get("rung") == "signed_zero" else \
+                ", ".join(f"{k}={bad[k]:.3g}" for k in ("max_abs_err", "mismatch_fraction") if k in bad)
             return EndToEnd("outputs", f"compiled function #{number}: {bad['output']} differs from eager"
                                        + (f" ({detail})" if detail else ""), number, metrics)
     return None
+
+
+def equal_values(expected, actual) -> set:
+    """Paths (as compiler.oracle.flatten names them) of the floating outputs whose every value
+    equals eager's, a zero of either sign equal to the other and NaN to NaN. At the program level
+    nothing says which outputs eager computes exactly; one computed to the same value everywhere
+    is, for the sign of its zeros (compiler.ladder's signed_zero rung), judged as one."""
+    same = set()
+    for (path, e), (_, a) in zip(flatten(expected), flatten(actual)):
+        if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and e.is_floating_point() \
+                and e.dtype == a.dtype and e.shape == a.shape and e.device == a.device:
+            if bool(((e == a) | (e.isnan() & a.isnan())).all()):
+                same.add(path)
+    return same
 
 
 def _as_tuple(leaves: dict):

@@ -16,20 +16,22 @@ from pathlib import Path
 from typing import Callable
 
 from compiler import inject
+from compiler.judging import Judging
 from compiler.launch_form import Launch, module_file
-from minifier.program.instrument import PROLOGUE, RunResult, instrument, program_lines, project_statements, render, run_program
+from minifier.program.instrument import RunResult, prologue_of, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
 from minifier.program.source_reduce import Oracle, reduce_program
+from minifier.start.launch import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, injections: list[dict],
-                   timeout: float, zygote=None, say: Callable[[str], None] = lambda s: None, specs: list[str] = ()
-                   ) -> dict:
+def minify_program(script: Launch | Path, opts: Options, out: Path, work: Path, layer: Layer, injections: list[dict],
+                   zygote=None, say: Callable[[str], None] = lambda s: None) -> dict:
     """Reduce the program (a script's path, or how it is launched) at `layer`'s backend; write
-    out/repro.py; the result for report.json. `specs`: bugs planted with --inject, planted by
-    each candidate itself (it runs without minify)."""
+    out/repro.py; the result for report.json. From `opts`: the timeout, the bugs planted with
+    --inject (each candidate plants them itself: it runs without minify), the judging (--ignore)."""
+    timeout, specs, judging = opts.timeout, opts.injections, opts.judging
     folder = work / "program"
     folder.mkdir(parents=True, exist_ok=True)
     source, script = program_source(script)
@@ -37,16 +39,16 @@ def minify_program(script: Launch | Path, out: Path, work: Path, layer: Layer, i
     own_path(tree, script)
     planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
     tree.body[:0] = ast.parse(planting).body if specs else []
-    mode, first = first_failure(tree, folder, script.parent, timeout, zygote)
+    mode, first = first_failure(tree, folder, script.parent, timeout, zygote, judging)
     if first is None:
         return {"status": "not_checkable", "message": "neither does a compiled call differ from eager on copies of "
                 "its inputs, nor does the program fail compiled and not eager, when rerun on its own"}
     say(f"reducing the program ({program_lines(tree)} lines) with {layer.backend or 'its own backend'}: {first.line}")
-    oracle = Oracle(folder, script.parent, first.signature_in(mode), timeout, [str(ROOT)], zygote, mode=mode,
+    oracle = Oracle(folder, script.parent, first.signature_in(mode), timeout, [str(ROOT)], zygote, mode=mode, judging=judging,
                     pinned=[ast.dump(s) for s in project_statements(tree)])
     reduction = reduce_program(tree, oracle, say=say)
     repro = out / "repro.py"
-    repro.write_text(standalone(reduction.tree, injections, mode))
+    repro.write_text(standalone(reduction.tree, injections, mode, judging))
     verified, why = verify(repro, oracle.signature, mode, timeout)
     return {"status": "reduced", "signature": oracle.signature, "message": first.line, "oracle": mode,
             "repro": str(repro), "verified": verified, "verified_why": why,
@@ -86,11 +88,12 @@ def program_source(program: Launch | Path) -> tuple[str, Path]:
     return path.read_text().rstrip("\n") + (f"\n\n\n{call}\n" if call else "\n"), path
 
 
-def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote) -> tuple[str, RunResult | None]:
+def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote,
+                  judging: Judging = Judging()) -> tuple[str, RunResult | None]:
     """How the whole program shows its failure on its own: each compiled call differing from
     eager on copies of its inputs (`check`), or else the program failing compiled where its
     eager control run does not (`plain`: a dropped side effect leaves equal outputs)."""
-    (folder / "instrumented.py").write_text(render(tree))
+    (folder / "instrumented.py").write_text(render(tree, judging=judging))
     first = run_program(folder / "instrumented.py", cwd, timeout, [str(ROOT)], zygote)
     if first.signature is not None:
         return "check", first
@@ -101,7 +104,7 @@ def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zyg
     return ("plain", plain) if plain.signature_in("plain") and control.passed else ("plain", None)
 
 
-def standalone(tree: ast.Module, injections: list[dict], mode: str = "check") -> str:
+def standalone(tree: ast.Module, injections: list[dict], mode: str = "check", judging: Judging = Judging()) -> str:
     """The repro's text: the program without the statements that plant its bug through this
     project (project_statements), and the planted bugs' own code in their place. In `plain`
     mode the program calls torch.compile itself again, and its own failure is the check."""
@@ -112,7 +115,7 @@ def standalone(tree: ast.Module, injections: list[dict], mode: str = "check") ->
     head = "import torch\n" + (f"\n{planted}\n" if planted else "")
     if mode == "plain":
         return head + "\n" + ast.unparse(ast.fix_missing_locations(UseTorchCompile().visit(tree))) + "\n"
-    return render(tree).replace("import torch\n", head, 1)
+    return render(tree, judging=judging).replace("import torch\n", head, 1)
 
 
 class UseTorchCompile(ast.NodeTransformer):
@@ -143,9 +146,11 @@ def plain_program(repro: str) -> str:
         tree = ast.parse(repro)
     except SyntaxError:
         return repro
-    prologue = [ast.dump(s) for s in ast.parse(PROLOGUE).body]
-    if [ast.dump(s) for s in tree.body[:len(prologue)]] == prologue:
-        tree.body = tree.body[len(prologue):]
+    for judging in (Judging(), Judging(ignore=("signed_zero",))):
+        prologue = [ast.dump(s) for s in ast.parse(prologue_of(judging)).body]
+        if [ast.dump(s) for s in tree.body[:len(prologue)]] == prologue:
+            tree.body = tree.body[len(prologue):]
+            break
     return ast.unparse(ast.fix_missing_locations(UseTorchCompile().visit(tree))) + "\n"
 
 

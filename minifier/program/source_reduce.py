@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from compiler.judging import Judging
 from minifier.program.instrument import RunResult, program_lines, project_statements, render, run_program
 from minifier.program.source_passes import PASSES
 from minifier.reduce.delta_core import first_in_order, side_by_side
@@ -33,6 +34,7 @@ class Oracle:
     extra_path: list[str] = field(default_factory=list)
     zygote: object = None  # a warm Zygote to fork candidates from, or None for fresh interpreters
     mode: str = "check"  # "check": each compiled call judges itself; "plain": the program fails, eager does not
+    judging: Judging = Judging()  # how a checked call judges (minifier.program.instrument.prologue_of)
     answers: dict[str, bool] = field(default_factory=dict)
     runs: int = 0
 
@@ -41,7 +43,7 @@ class Oracle:
     def holds(self, tree: ast.Module) -> bool:
         if [ast.dump(s) for s in project_statements(tree)] != self.pinned:
             return False  # the verifier: a candidate that changes how the bug is planted never runs
-        text = render(tree, self.mode)
+        text = render(tree, self.mode, self.judging)
         key = hashlib.sha256(text.encode()).hexdigest()[:16]
         if key not in self.answers:
             self.answers[key] = holds(self._run(text, key), self.signature, self.mode,

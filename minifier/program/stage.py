@@ -202,8 +202,8 @@ def _program_repro(session: Session, capture: Capture, layer: Layer, report: dic
     """Reduce the program itself (minifier.program) and write its verified repro.py."""
     opts = session.opts
     with session.phases.timed("program reduction"):
-        program = minify_program(program_of(opts), session.out, session.work, layer, capture.injections,
-                                 opts.timeout, session.launched.zygote, session.ui.step, opts.injections)
+        program = minify_program(program_of(opts), opts, session.out, session.work, layer, capture.injections,
+                                 session.launched.zygote, session.ui.step)
     report.update(status="program", script=str(opts.script), program=program, phases=session.phases.to_dict(),
                   wall_seconds=round(time.perf_counter() - session.start, 2))
     if program.get("repro"):

@@ -13,7 +13,8 @@ from typing import Callable
 
 import torch.fx as fx
 
-from minifier.workers.evaluate import INVALID, REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import INVALID, REPRODUCES
 
 
 class Exhausted(Exception):

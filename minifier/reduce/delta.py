@@ -12,7 +12,8 @@ from typing import Callable, Sequence, TypeVar
 
 from minifier.reduce import delta_core
 from minifier.reduce.delta_core import Tester
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import REPRODUCES
 
 T = TypeVar("T")
 

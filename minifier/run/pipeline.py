@@ -34,7 +34,9 @@ from minifier.search.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, 
 from minifier.search.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.start.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.start.session import Session
-from minifier.workers.evaluate import Evaluator, first_check_limit
+from minifier.workers.answer import Answer
+from minifier.workers.ask import Asker, first_check_limit
+from minifier.workers.evaluate import Evaluator
 from minifier.workers.main_cuda import start_cuda_aside
 from minifier.workers.pool import WorkerPool
 from minifier.workers.stop import STOP
@@ -297,14 +299,14 @@ def _replay_dynamic(session: Session, g: GraphRecord, gm: fx.GraphModule, values
     return bugs, last
 
 
-def _fails_seeded(g: GraphRecord, gm: fx.GraphModule, ev: Evaluator) -> bool:
+def _fails_seeded(g: GraphRecord, gm: fx.GraphModule, ev: Asker) -> bool:
     """Nondeterministic at capture: does it still fail with seeded random numbers? Then it is a
     real bug, and `g.failure` says which."""
-    answer = ev.outcomes([gm])[0]
-    g.record["rng_note"] = answer.get("message", "")
-    if answer.get("status") != "fail":
+    answer = Answer.from_wire(ev.outcomes([gm])[0])
+    g.record["rng_note"] = answer.message or ""
+    if not answer.failed:
         return False
-    g.failure = {k: answer.get(k) for k in ("kind", "signature", "message")}
+    g.failure = {"kind": answer.kind, "signature": answer.signature, "message": answer.message}  # record.json's form
     return True
 
 
@@ -370,7 +372,7 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     return report
 
 
-def _write_outputs(session: Session, report: dict, localized: list, evaluators: list[Evaluator]) -> None:
+def _write_outputs(session: Session, report: dict, localized: list, evaluators: list[Asker]) -> None:
     write_report(session.out, report)
     html_report.write_html(session.out, report, localized, session.pool.timeline)
     for i, ev in enumerate(evaluators):

@@ -23,8 +23,9 @@ from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
 from minifier.graph.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.evaluate import (Evaluator, Question, divergence_question, repeats_question, stuck_after,
-                                       tries_questions)
+from minifier.workers.ask import Question, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.answer import Answer
+from minifier.workers.evaluate import Evaluator
 from minifier.workers.worker import cuda_context_poisoned
 from minifier.phases import Phases
 from minifier.reduce.budget import Budget
@@ -32,8 +33,6 @@ from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 from minifier.search.lookahead import INPUT_PASSES, likely_questions
-from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question, stuck_after, tries_questions
-from minifier.workers.worker import cuda_context_poisoned
 from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4
@@ -69,7 +68,7 @@ def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[s
     are checked side by side: most bugs are Inductor's, so every stage runs anyway."""
     stages = [s for s in STAGES if s != "inductor"]
     for stage, answer in zip(stages, ev.outcomes_at(gm, stages)):
-        if answer.get("status") == "fail" and answer.get("kind") == kind:
+        if Answer.from_wire(answer).failed and Answer.from_wire(answer).kind == kind:
             return stage, answer
     return "inductor", {}
 
@@ -137,12 +136,12 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         if masked:
             ev.prefetch([Question(current)])
             ev.kernels_ahead(kernels_later)
-            answer = ev.outcomes([current])[0]
-            if answer.get("status") != "fail":
+            answer = Answer.from_wire(ev.outcomes([current])[0])
+            if not answer.failed:
                 _known_again(masked_first if not bugs else None, index, search)
                 break
-            ev = ev.for_bug("inductor", answer["signature"])
-            if known_failure(answer["signature"], index, search):
+            ev = ev.for_bug("inductor", answer.signature)
+            if known_failure(answer.signature, index, search):
                 break
         with search.phases.timed("confirmation"):
             bug, ev = confirm(index, current, values, ev, search.tries, None if masked else kernels)
@@ -306,17 +305,18 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     search takes the kernel map a piece's check or the script's compile (`kernels`) recorded."""
     question = repeats_question(gm, tries)  # answered, or on its way (asked during the capture): taken
     checked = ev.outcomes_of([question])[0] if ev.asked(question) else {}
-    known = checked.get("kernels") or kernels
+    known = Answer.from_wire(checked).kernels or kernels
     answers = repeats_reading_stored(gm, values, ev, tries, known) if known and not checked else None
     if answers is None:
         ev.prefetch(speculative_checks(gm, tries, ev.signature, values, known, observed(checked, output_names(gm))))
         answers = ev.repeats(gm, tries)
-    hits = sum(1 for a in answers if ev.verdict(a) == "reproduces")
-    kind = next((a["kind"] for a in answers if a.get("signature") == ev.signature), "")
-    message = next((a.get("message", "") for a in answers if a.get("signature") == ev.signature), "")
+    typed = [Answer.from_wire(a) for a in answers]
+    hits = sum(1 for a in typed if ev.verdict(a) == "reproduces")
+    kind = next((a.kind for a in typed if a.signature == ev.signature), "")
+    message = next((a.message or "" for a in typed if a.signature == ev.signature), "")
     bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
     if hits == tries and kind != "hang":
-        limit = stuck_after(max(a.get("seconds", 0.0) for a in answers))
+        limit = stuck_after(max(a.seconds or 0.0 for a in typed))
         ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)
     return bug, ev
 
@@ -357,7 +357,7 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
     say(f"graph {bug.graph}: {bug.kind} reproduces {bug.reproduced}/{bug.tries}; finding the first failing stage")
     stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
     if stage != "inductor":
-        ev = ev.for_bug(stage, stage_answer["signature"])
+        ev = ev.for_bug(stage, Answer.from_wire(stage_answer).signature)
     bug.stage, bug.signature = ev.stage, ev.signature
     if bug.kind == "accuracy":
         divergence = find_divergence(gm, ev, values)

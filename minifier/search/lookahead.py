@@ -19,7 +19,7 @@ import torch.fx as fx
 
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.registry import BY_NAME
-from minifier.workers.evaluate import INVALID, REPRODUCES
+from minifier.workers.judge import INVALID, REPRODUCES
 
 INPUT_PASSES = ("shrink_shapes", "drop_unit_dims", "simplify_values")
 LIMIT = 3

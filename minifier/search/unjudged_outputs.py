@@ -17,6 +17,7 @@ from compiler.signature import rung_of
 from minifier.graph.edit import op_names, rebuild
 from minifier.localize.pieces import INTERNAL_RUNGS
 from minifier.search.bugs import Bug, BugSearch, bugs_in_graph
+from minifier.workers.answer import Answer
 from minifier.workers.evaluate import Evaluator
 
 
@@ -52,12 +53,12 @@ def bugs_at_unjudged_outputs(index: int, gm: fx.GraphModule, values: dict, ev: E
     alone = rebuild(gm, outputs=names)
     if not op_names(alone):
         return []
-    answer = ev.for_bug("inductor", failure["signature"]).outcomes([alone])[0]
-    if answer.get("status") != "fail" or rung_of(answer.get("signature", "")) not in INTERNAL_RUNGS:
+    answer = Answer.from_wire(ev.for_bug("inductor", failure["signature"]).outcomes([alone])[0])
+    if not answer.failed or rung_of(answer.signature or "") not in INTERNAL_RUNGS:
         return []
     search.say(f"graph {index}: the script's run saw the strides or zero signs of {', '.join(names)} "
                f"differ; searching those outputs alone")
-    bugs, _ = bugs_in_graph(index, alone, values, ev, answer["signature"], search)
+    bugs, _ = bugs_in_graph(index, alone, values, ev, answer.signature, search)
     for bug in bugs:
         bug.ops_before = len(op_names(gm))
         bug.notes["replay"] = (f"outputs {', '.join(names)} alone: the script's run saw them differ (strides or "

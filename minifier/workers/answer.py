@@ -47,6 +47,26 @@ class Answer:
         return self.kind == "hang"
 
     @property
+    def rung(self) -> str | None:
+        """The oracle's rung that failed (compiler.rungs; "exception" for errors), if one did."""
+        return self.extra.get("rung")
+
+    @property
+    def metrics(self) -> list[dict]:
+        """The oracle's metrics, one per output (compiler.ladder.compare_tensor); none if not judged."""
+        return self.extra.get("metrics") or []
+
+    @property
+    def kernels(self) -> list[dict] | None:
+        """The kernels Inductor built (a divergence or kernels job, a check asked for its kernel map)."""
+        return self.extra.get("kernels")
+
+    @property
+    def seeded(self) -> bool:
+        """Judged with every run re-seeded (a graph drawing random numbers as eager does)."""
+        return bool(self.extra.get("seeded"))
+
+    @property
     def runs(self) -> list[dict]:
         """Each run's own fields, for a job of several runs (Job.runs); one empty entry otherwise."""
         return self.extra.get("runs") or [{}]

@@ -18,7 +18,7 @@ import torch.fx as fx
 
 from compiler.inject import parse_spec
 from compiler.inject_spec import BugSpec
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from conftest import CORPUS, run_minify
 from minifier.blame.search import blame, minimal_set
 from repro.writer import ReproInfo, write_repro
@@ -53,7 +53,7 @@ def traced(module: torch.nn.Module) -> fx.GraphModule:
 def repro_folder(folder, module, inputs, injections, stage="inductor", config=None):
     """A minimal repro folder of an accuracy bug, as the pipeline writes it after reducing."""
     info = ReproInfo(signature=f"accuracy@{stage}", kind="accuracy", stage=stage, message="differs from eager",
-                     spec=CompileSpec(config=dict(config or {}), grad_enabled=False), injections=list(injections),
+                     setup=CompileSetup(CompileSpec(config=dict(config or {}), grad_enabled=False), [i.to_dict() for i in injections]),
                      source=f"{folder.name}.py, graph 0 of 1", script=f"{folder.name}.py", graph=0)
     write_repro(folder, traced(module), inputs, info)
     return folder
@@ -267,8 +267,8 @@ def test_a_crashing_repro_is_blamed_with_its_next_experiments_side_by_side(tmp_p
     search asks next whatever the answers start side by side after the baseline
     (minifier/blame/ahead.py). The knob and the node are named as for an accuracy bug."""
     info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor", message="process died",
-                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}),
-                     injections=[], source="relu_runtime_error.py, graph 0 of 1")
+                     setup=CompileSetup(CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), []),
+                     source="relu_runtime_error.py, graph 0 of 1")
     # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
     write_repro(tmp_path / "crash", traced(ReluTanh()), [torch.randn(256, 1024)], info)
     findings = blame(tmp_path / "crash", say=lambda text: None)

@@ -9,7 +9,8 @@ from compiler.stages import CompileSetup, CompileSpec
 from compiler.stages import CompileSpec
 from minifier.graph.edit import rebuild
 from minifier.run.pipeline import record_values
-from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import PASSES, REPRODUCES
 from minifier.workers.pool import WorkerPool
 
 

@@ -34,7 +34,7 @@ def test_a_repro_that_calls_inductor_prims_runs_in_a_fresh_process(tmp_path):
     import torch._inductor.inductor_prims  # noqa: F401
     import torch.fx as fx
 
-    from compiler.stages import CompileSpec
+    from compiler.stages import CompileSetup, CompileSpec
     from repro.writer import ReproInfo, write_repro
 
     graph = fx.Graph()
@@ -43,7 +43,8 @@ def test_a_repro_that_calls_inductor_prims_runs_in_a_fresh_process(tmp_path):
     graph.output((graph.call_function(torch.ops.prims.fma.default, (a, b, b)),))
     gm = fx.GraphModule(torch.nn.Module(), graph)
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="test",
-                     spec=CompileSpec(grad_enabled=False), injections=[], source="test", script="t.py", graph=0)
+                     setup=CompileSetup(CompileSpec(grad_enabled=False), []), source="test",
+                     script="t.py", graph=0)
     repro = write_repro(tmp_path / "out", gm, [torch.ones(3), torch.ones(3)], info)
     proc = subprocess.run([sys.executable, "-I", str(repro)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)

@@ -18,7 +18,7 @@ import torch
 
 from compiler import capture, inject
 from compiler.oracle import check
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from compiler.tensor_kinds import copy_tensor
 from conftest import run_minify
 from minifier.capture.process import GraphRecord
@@ -213,7 +213,8 @@ def test_repro_of_a_graph_writing_into_its_input_carries_the_input_before_the_wr
     """)
     gm, inputs = load_graph(graphs[0])
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="differs",
-                     spec=CompileSpec(), injections=[], source="form.py, graph 0 of 1", script="form.py", graph=0)
+                     setup=CompileSetup(CompileSpec(), []), source="form.py, graph 0 of 1",
+                     script="form.py", graph=0)
     write_repro(tmp_path / "repro", gm, inputs, info)
     namespace: dict = {"__name__": "written_repro"}  # not __main__: only its definitions run
     exec(compile((tmp_path / "repro" / "repro.py").read_text(), "repro.py", "exec"), namespace)
@@ -234,7 +235,7 @@ def test_repro_fails_where_fp64_has_no_number_at_a_difference(tmp_path):
     for p in gm.graph.find_nodes(op="placeholder"):
         p.meta["value"] = p.name
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="differs",
-                     spec=CompileSpec(), injections=[inject.parse_spec("neg:accuracy:double")],
+                     setup=CompileSetup(CompileSpec(), [inject.parse_spec("neg:accuracy:double").to_dict()]),
                      source="x.py, graph 0 of 1", script="x.py", graph=0)
     write_repro(tmp_path / "repro", gm, [torch.linspace(1, 2, 8)], info)
     proc = subprocess.run([sys.executable, str(tmp_path / "repro" / "repro.py")], cwd=tmp_path, capture_output=True, text=True,

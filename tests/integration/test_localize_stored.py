@@ -63,7 +63,8 @@ def test_an_activation_over_a_linears_output_is_the_root_without_a_kernel_built(
     alone, an ATen call with no kernel to build, instead of compiling the two as a new piece
     (a new relu kernel, seconds of C++ build: the reduction's first candidate builds it anyway)."""
     from minifier.workers.divergence_worker import run_divergence
-    from minifier.workers.evaluate import Evaluator, divergence_question
+    from minifier.workers.ask import divergence_question
+    from minifier.workers.evaluate import Evaluator
     from minifier.workers.protocol import CaseValues
     from repro.inputs import save_values
 

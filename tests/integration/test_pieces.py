@@ -188,7 +188,8 @@ def test_a_checks_kernel_map_spares_the_divergence_job_its_codegen(tmp_path):
     from minifier.workers.divergence_worker import run_divergence
     from compiler.stages import CompileSpec
     from minifier.workers.divergence_worker import run_divergence
-    from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
+    from minifier.workers.ask import divergence_question, repeats_question
+    from minifier.workers.evaluate import Evaluator
     from minifier.workers.protocol import CaseValues
     from minifier.workers.worker import run_check
     from repro.inputs import save_values
@@ -289,7 +290,8 @@ def test_a_piece_returns_its_stored_values_so_its_check_answers_the_divergence_s
     from compiler.stages import CompileSpec
     from minifier.graph.nodes import observed, output_names
     from minifier.workers.divergence_worker import run_divergence
-    from minifier.workers.evaluate import Evaluator, divergence_question, repeats_question
+    from minifier.workers.ask import divergence_question, repeats_question
+    from minifier.workers.evaluate import Evaluator
     from minifier.workers.protocol import CaseValues
     from minifier.workers.worker import run_check
     from repro.inputs import save_values
@@ -351,7 +353,8 @@ def test_a_check_until_pass_runs_no_more_after_a_pass_and_all_while_it_fails(tmp
     """A piece whose first run passes is not the failure: its other k-1 runs would only judge
     its outputs again (minutes on a model with big activations)."""
     from compiler.stages import CompileSetup, CompileSpec
-    from minifier.workers.evaluate import Evaluator, repeats_question
+    from minifier.workers.ask import repeats_question
+    from minifier.workers.evaluate import Evaluator
     from minifier.workers.protocol import CaseValues
     from minifier.workers.worker import run_check
     from repro.inputs import save_values

@@ -17,7 +17,8 @@ from minifier.reduce.passes import Context
 from minifier.reduce.reducer import reduce_graph
 from minifier.reduce.score import score
 from minifier.run.pipeline import record_values
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import REPRODUCES
 from minifier.workers.pool import WorkerPool
 
 SPEC = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"})

@@ -10,7 +10,8 @@ import torch.fx as fx
 
 from compiler.inject import Injection
 from compiler.stages import CompileSetup, CompileSpec
-from minifier.workers.evaluate import REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import REPRODUCES
 from minifier.graph.input_transforms import step_of
 from minifier.graph.edit import canonical, graph_inputs, input_ref, op_label, op_nodes, output_nodes, placeholders, rebuild
 from compiler.stages import CompileSpec
@@ -21,7 +22,6 @@ from minifier.reduce.passes.shrink_shapes import shrink_shapes
 from minifier.reduce.reducer import reduce_graph
 from minifier.reduce.validate import validator
 from minifier.run.pipeline import record_values
-from minifier.workers.evaluate import REPRODUCES, Evaluator
 from minifier.workers.pool import WorkerPool
 
 # relu printed as `relu(x) + <last digit of x's variable name>`. Alone in a kernel, relu reads

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.fx as fx
 
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from repro.literals import BITS, float_element
 from repro.writer import INPUTS_FILE, ReproInfo, write_repro
 
@@ -56,7 +56,7 @@ def tiny_graph(names: list[str]) -> fx.GraphModule:
 
 def write(folder, values: dict):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="test inputs",
-                     spec=CompileSpec(), injections=[], source="test_repro_inputs.py, graph 0 of 1")
+                     setup=CompileSetup(CompileSpec(), []), source="test_repro_inputs.py, graph 0 of 1")
     return write_repro(folder, tiny_graph(list(values)), list(values.values()), info)
 
 

@@ -8,7 +8,7 @@ import torch
 import torch.fx as fx
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from repro.issue_text import write_issue
 from repro.writer import INPUTS_FILE, ReproInfo, write_repro
 
@@ -24,8 +24,7 @@ def neg_graph():
 def test_issue_follows_the_pytorch_template_and_stays_short(tmp_path):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
                      message="out[0] (uint8): 100 of 100 elements differ from eager",
-                     spec=CompileSpec(mode="max-autotune"),
-                     injections=[Injection("neg", template="decltype({x})(2 * {x})", paths=("cpp",))],
+                     setup=CompileSetup(CompileSpec(mode="max-autotune"), [Injection("neg", template="decltype({x})(2 * {x})", paths=("cpp",)).to_dict()]),
                      source="model.py, graph 1 of 3")
     repro = write_repro(tmp_path / "out", neg_graph(), [torch.arange(100, dtype=torch.uint8)], info)
     metrics = [{"output": "out[0]", "dtype": "uint8", "shape": [100], "ok": False, "mismatch_fraction": 0.99,
@@ -70,7 +69,7 @@ def relu_graph():
 def test_a_compile_errors_issue_holds_the_compilers_own_error_lines(tmp_path):
     info = ReproInfo(signature="compile_error@inductor|CppCompileError|x", kind="compile_error", stage="inductor",
                      message="CppCompileError: C++ compile error",
-                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}), injections=[],
+                     setup=CompileSetup(CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}), []),
                      source="relu_compile_error.py, graph 0 of 1")
     repro = write_repro(tmp_path / "out", relu_graph(), [torch.zeros(4)], info)
     report = {"script": "relu_compile_error.py", "graph_count": 1, "failing_graph": 0, "stage": "inductor",
@@ -90,7 +89,7 @@ def test_a_compile_errors_issue_holds_the_compilers_own_error_lines(tmp_path):
 def test_a_crashs_issue_holds_its_stderr_and_its_zeros_inline(tmp_path):
     info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor",
                      message="process died: SIGABRT",
-                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), injections=[],
+                     setup=CompileSetup(CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), []),
                      source="relu_runtime_error.py, graph 0 of 1")
     # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
     repro = write_repro(tmp_path / "out", relu_graph(), [torch.zeros(256, 1024)], info)

@@ -12,7 +12,7 @@ import torch
 import torch.fx as fx
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from conftest import run_minify
 from repro.writer import ReproInfo, write_repro
 
@@ -45,7 +45,7 @@ def run(repro, cwd, *args):
 def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
                      message="out[0] (uint8): 1 of 1 elements differ from eager",
-                     spec=CompileSpec(grad_enabled=False), injections=[NEG_BUG],
+                     setup=CompileSetup(CompileSpec(grad_enabled=False), [NEG_BUG.to_dict()]),
                      source="neg_uint8_model.py, graph 0 of 1", script="neg_uint8_model.py", graph=0)
     repro = write_repro(tmp_path / "out", traced(Neg()), [torch.tensor([186], dtype=torch.uint8)], info)
     source = repro.read_text()
@@ -71,7 +71,7 @@ def test_neg_repro_is_one_short_file_and_reproduces_from_elsewhere(tmp_path):
 def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
     info = ReproInfo(signature="crash@inductor|SIGABRT", kind="crash", stage="inductor",
                      message="process died: SIGABRT",
-                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), injections=[],
+                     setup=CompileSetup(CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}), []),
                      source="relu_runtime_error.py, graph 0 of 1")
     # Large enough for an OpenMP-parallel kernel: the planted throw then aborts the process.
     repro = write_repro(tmp_path / "out", traced(Relu()), [torch.randn(256, 1024)], info)
@@ -88,7 +88,7 @@ def test_crashing_bug_gives_a_one_line_verdict(tmp_path):
 def test_compile_error_repro_checks_that_compiling_raises(tmp_path):
     info = ReproInfo(signature="compile_error@inductor|CppCompileError|x", kind="compile_error", stage="inductor",
                      message="CppCompileError: C++ compile error",
-                     spec=CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}), injections=[],
+                     setup=CompileSetup(CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}), []),
                      source="relu_compile_error.py, graph 0 of 1")
     repro = write_repro(tmp_path / "out", traced(Relu()), [torch.randn(4)], info)
     proc = run(repro, tmp_path)
@@ -108,7 +108,8 @@ class AsStridedOverARepeat(torch.nn.Module):  # issue 197431: compiled, a view p
 def test_a_view_past_the_end_of_its_storage_is_checked_by_its_bounds_not_its_values(tmp_path):
     info = ReproInfo(signature="accuracy@inductor|meta", kind="accuracy", stage="inductor",
                      message="out[0] (float32): a view that reaches 12 bytes past the end of its storage",
-                     spec=CompileSpec(grad_enabled=False), injections=[], source="issue_197431, graph 0 of 1")
+                     setup=CompileSetup(CompileSpec(grad_enabled=False), []),
+                     source="issue_197431, graph 0 of 1")
     repro = write_repro(tmp_path / "out", traced(AsStridedOverARepeat()), [torch.randn(1, 1)], info)
     proc = run(repro, tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
@@ -136,8 +137,8 @@ def test_run_context_is_recorded_and_replayed(tmp_path):
         context = current_context()
     assert context == {"inference_mode": True, "autocast": {"dtype": "bfloat16"}} and current_context() == {}
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="",
-                     spec=CompileSpec(grad_enabled=False), injections=[], source="t.py, graph 0 of 1",
-                     context={**context, "deterministic": True})
+                     setup=CompileSetup(CompileSpec(grad_enabled=False), [], {**context, "deterministic": True}),
+                     source="t.py, graph 0 of 1")
     repro = write_repro(tmp_path / "out", traced(MatMul()), [torch.randn(4, 4), torch.randn(4, 4)], info)
     source = repro.read_text()
     assert "with torch.no_grad(), torch.inference_mode(), torch.autocast('cpu', dtype=torch.bfloat16):" in source
@@ -162,9 +163,9 @@ def test_a_graph_returning_a_multi_output_ops_tuple_is_checked_element_by_elemen
     from compiler.inject import parse_spec
 
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor",
-                     message="out[0] (float32): differs", spec=CompileSpec(grad_enabled=False),
-                     injections=[parse_spec("lowering:neg:accuracy:add_one")], source="t.py, graph 0 of 1",
-                     script="t.py", graph=0)
+                     message="out[0] (float32): differs",
+                     setup=CompileSetup(CompileSpec(grad_enabled=False), [parse_spec("lowering:neg:accuracy:add_one").to_dict()]),
+                     source="t.py, graph 0 of 1", script="t.py", graph=0)
     repro = write_repro(tmp_path / "out", traced(NegMax()), [torch.tensor([[1.5, -2.0], [3.0, 0.5]])], info)
     assert "getitem" in repro.read_text()
     proc = run(repro, tmp_path)

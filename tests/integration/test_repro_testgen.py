@@ -15,7 +15,7 @@ import torch
 import torch.fx as fx
 
 from compiler.inject import Injection
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
 from conftest import ROOT, run_minify
 from repro.testgen import write_test
 from repro.writer import ReproInfo, write_repro
@@ -42,7 +42,7 @@ def traced(module):
 
 def repro_folder(folder, module, inputs, config=None, injections=()):
     info = ReproInfo(signature="accuracy@inductor", kind="accuracy", stage="inductor", message="differs from eager",
-                     spec=CompileSpec(config=dict(config or {})), injections=list(injections),
+                     setup=CompileSetup(CompileSpec(config=dict(config or {})), [i.to_dict() for i in injections]),
                      source=f"{folder.name}.py, graph 0 of 1", script=f"{folder.name}.py", graph=0)
     write_repro(folder, traced(module), inputs, info)
     return folder

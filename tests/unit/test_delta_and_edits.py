@@ -5,7 +5,7 @@ import torch.fx as fx
 from minifier.graph.edit import op_names, rebuild, sinks
 from minifier.reduce.delta import bisect_down, ddmin
 from minifier.run.pipeline import record_values
-from minifier.workers.evaluate import PASSES, REPRODUCES
+from minifier.workers.judge import PASSES, REPRODUCES
 
 
 def _graph():

@@ -13,7 +13,8 @@ import torch.fx as fx
 
 from compiler.stages import CompileSetup, CompileSpec
 from minifier.reduce.budget import Budget, Guarded
-from minifier.workers.evaluate import PASSES, REPRODUCES, Evaluator
+from minifier.workers.evaluate import Evaluator
+from minifier.workers.judge import PASSES, REPRODUCES
 from minifier.workers.answer import Answer
 from minifier.workers.job import Job
 
@@ -117,7 +118,7 @@ def test_the_hang_limit_of_a_check_does_not_cut_a_divergence_job_short():
 def test_a_graphs_first_check_may_take_as_long_as_several_of_the_scripts_runs():
     """Under the fixed 300 s candidate limit, a model with 10 GB of activations had its first
     piece checks called hangs and its workers replaced, over and over (issue 25)."""
-    from minifier.workers.evaluate import first_check_limit
+    from minifier.workers.ask import first_check_limit
 
     assert first_check_limit(300.0, 5.0, 1800.0) == 300.0  # a small script: a candidate's limit
     assert first_check_limit(300.0, 62.0, 1800.0) == 620.0  # that model's capture: ten of its runs
@@ -136,3 +137,21 @@ def test_an_answer_reads_its_wire_form_and_gives_it_back():
     assert Answer.from_wire({"status": "ok", "compiles": 0}).compiles_spent == 0  # a kernels job builds nothing
     assert Answer.from_wire({"status": "fail", "kind": "eager_error"}).compiles_spent == 0
     assert Answer.from_wire({"status": "pass"}).runs == [{}]
+
+
+def test_asking_and_judging_are_separate_types():
+    """An Asker sends questions and counts what they cost, and judges nothing; a Judge reads an
+    Answer, and asks nothing; an Evaluator is an Asker judging with its Judge, for_bug's too."""
+    from minifier.workers.ask import Asker
+    from minifier.workers.judge import Judge
+
+    gm = _graph()
+    asker = Asker(AnsweringPool(FAILS), Path("/nowhere"), CompileSetup(CompileSpec(), []))
+    assert Answer.from_wire(asker.outcomes([gm])[0]).failed and asker.compiles == 1
+    assert not hasattr(asker, "verdict") and not hasattr(Judge("x"), "outcomes")
+    assert Judge("accuracy@inductor").verdict(Answer.from_wire(FAILS), gm) == REPRODUCES
+    assert Judge("accuracy@inductor", culprit="absent").verdict(FAILS, gm) == PASSES
+    ev = _evaluator(FAILS)
+    other = ev.for_bug("inductor", "accuracy@inductor", culprit="relu")
+    assert isinstance(other, Asker) and other.judge == Judge("accuracy@inductor", "relu")
+    assert other.counters is ev.counters and other.cache is ev.cache

@@ -11,7 +11,7 @@ from minifier.reduce.passes.shrink_shapes import resize, size_classes
 from minifier.reduce.score import score
 from minifier.reduce.validate import why_invalid
 from minifier.run.pipeline import record_values
-from minifier.workers.evaluate import PASSES, REPRODUCES
+from minifier.workers.judge import PASSES, REPRODUCES
 
 
 def _traced(fn, inputs):

@@ -7,7 +7,7 @@ from minifier.graph.edit import op_names, rebuild
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.isolate_op import isolate
 from minifier.reduce.passes.shrink_shapes import resize, size_classes
-from minifier.workers.evaluate import REPRODUCES
+from minifier.workers.judge import REPRODUCES
 
 
 def cut_at_divergence(gm, ev, ctx: Context):

@@ -16,7 +16,7 @@ import torch.fx as fx
 from minifier.graph.edit import clean, new_module, op_nodes
 from minifier.graph.input_transforms import resolve, resolve_function, step_of, with_step
 from minifier.reduce.passes import Context
-from minifier.workers.evaluate import REPRODUCES
+from minifier.workers.judge import REPRODUCES
 
 CONSTANTS = (int, float, bool, str, type(None), torch.dtype)
 MODULES = ("torch", "torch.nn.functional", "torch.special", "operator")

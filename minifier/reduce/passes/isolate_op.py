@@ -5,7 +5,7 @@ import torch.fx as fx
 
 from minifier.graph.edit import op_nodes, rebuild
 from minifier.reduce.passes import Context
-from minifier.workers.evaluate import REPRODUCES
+from minifier.workers.judge import REPRODUCES
 
 
 def isolate(gm: fx.GraphModule, name: str, ctx: Context) -> fx.GraphModule | None:
