@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_NOT_REPRODUCED, EXIT_OK
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED, EXIT_OK
 from repro.one_line_parser import OneLineParser
 
 RETRIES = 2  # a task whose minify was stopped (SIGTERM, a signal) runs again; a lost worker's task too
@@ -183,6 +183,10 @@ def main(argv: list[str]) -> int:
         errors.print(f"minify batch --cluster {ns.cluster}: cannot reach the scheduler: {exc}", highlight=False,
                      markup=False)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # the local minify runs got the SIGINT too and stop in order
+        errors.print(f"minify batch: interrupted; what each run finished is in {ns.out}/<name>/", highlight=False,
+                     markup=False)
+        return EXIT_INTERRUPTED
     (ns.out / "batch.json").write_text(json.dumps(result, indent=1))
     console = wide_console()
     print_table(result["scripts"], console)
