@@ -1,7 +1,8 @@
-"""`minify batch --cluster`: a real local Dask cluster (a scheduler and two worker processes on
-this machine) minifies two corpus scripts, one task each; one worker is killed while it runs its
+"""`minify batch`: here, a script minified into a folder of its own, with a row in batch.json and
+the table. `--cluster`: a real local Dask cluster (a scheduler and two worker processes on this
+machine) minifies two corpus scripts, one task each; one worker is killed while it runs its
 script. The task runs again on the other worker, and the summary holds each script once, each
-with a verified repro in its own folder: none lost, none doubled. Skipped without the cluster extra."""
+with a verified repro in its own folder: none lost, none doubled (skipped without the cluster extra)."""
 from __future__ import annotations
 
 import json
@@ -12,16 +13,26 @@ import time
 
 import pytest
 
-from conftest import CORPUS, ROOT
-from test_fuzz_cluster import free_port, kill_a_busy_worker, start, stop
-
-pytest.importorskip("dask.distributed")
+from conftest import CORPUS, ROOT, run_minify
 
 SCRIPTS = ["neg_uint8_model", "decomp_layer_norm_mlp"]  # two of the quickest corpus cases (about 11 s each alone)
 
 
+def test_a_local_batch_gives_each_script_a_folder_and_a_row(tmp_path):
+    script = str(CORPUS / "neg_uint8_model.py")
+    proc = run_minify(["batch", "-o", str(tmp_path / "out"), script, "--", "-j", "1", "--no-blame"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((tmp_path / "out" / "batch.json").read_text())["scripts"]
+    assert [(r["name"], r["exit"], r["bugs"], r["verified"], r["worker"]) for r in rows] == [
+        ("neg_uint8_model", 0, 1, True, "local")]
+    assert rows[0]["ops_after"] < rows[0]["ops_before"] and (tmp_path / "out" / "neg_uint8_model" / "repro.py").is_file()
+    assert "[1/1] neg_uint8_model: exit 0" in proc.stderr and "1/1 verified repro(s)" in proc.stdout
+
+
 @pytest.mark.corpus
 def test_a_worker_lost_mid_script_loses_and_doubles_nothing(tmp_path):
+    pytest.importorskip("dask.distributed")
+    from test_fuzz_cluster import free_port, kill_a_busy_worker, start, stop  # it skips itself without Dask
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "COLUMNS": "200"}
     address = f"tcp://127.0.0.1:{free_port()}"
     log = open(tmp_path / "cluster.log", "w")
