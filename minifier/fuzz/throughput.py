@@ -22,7 +22,8 @@ from pathlib import Path
 
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
-GRACE = 150.0  # seconds past --seconds a row may take (startup, a shrink in flight) before it is ended
+GRACE = 75.0  # seconds past --seconds a row may take (startup, a shrink in flight) before its shards are ended
+# (an ended shard writes no fuzz.json and shows as not answered): 3 rows of 80 s end within 8 minutes
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,7 +32,7 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="minify fuzz throughput", description="Examples per minute with 1, 4 and 8 worker "
                       "processes (plain local processes, no Dask); a markdown table. Other options go to every shard.")
     p.add_argument("--workers", default="1,4,8", help="comma-separated worker counts, one row each (default 1,4,8)")
-    p.add_argument("--seconds", type=float, default=90.0, help="fuzzing seconds of each row (default 90)")
+    p.add_argument("--seconds", type=float, default=80.0, help="fuzzing seconds of each row (default 80)")
     p.add_argument("--seed", type=int, default=7, help="the campaign's seed, the same for every row (default 7)")
     p.add_argument("-o", "--out", type=Path, default=Path("minify-throughput"), help="folder for the shards' output")
     return p
@@ -119,5 +120,6 @@ def main(argv: list[str]) -> int:
     print(markdown(rows, ns, extra))
     if all(r["answered"] == r["workers"] for r in rows):
         return EXIT_OK
-    print(f"minify fuzz throughput: some shard wrote no fuzz.json; see {ns.out}/w*/s*.log", file=sys.stderr)
-    return EXIT_INTERNAL
+    print(f"minify fuzz throughput: some shard wrote no fuzz.json (ended {GRACE:g} s past --seconds, or failed: "
+          f"{ns.out}/w*/s*.log); its row counts only the shards that answered", file=sys.stderr)
+    return EXIT_OK if all(r["answered"] for r in rows) else EXIT_INTERNAL
