@@ -27,6 +27,7 @@ Other commands (each has --help):
   minify bisect REPRO_DIR          find the decomposition/pass/lowering/fusion/flag to blame
   minify fuzz [--ops ...]          hypothesis-fuzz Inductor's lowerings, minify what fails
   minify bench [--cases ...]       run the corpus and score the answers
+  minify batch -o OUT SCRIPT...    minify many scripts, locally or on a Dask cluster (--cluster)
   minify versions REPRO_DIR --torch 2.13,2.14   which torch builds the repro fails on (the window)"""
 
 EXAMPLES = """examples:
@@ -119,6 +120,7 @@ def parser() -> argparse.ArgumentParser:
 
 # `minify NAME ...` runs NAME's module: each defines `main(argv: list[str]) -> int`.
 SUBCOMMANDS: dict[str, str] = {
+    "batch": "minifier.batch.command",
     "bench": "minifier.bench",
     "fuzz": "minifier.fuzz.command",
     "bisect": "minifier.bisect",

@@ -24,15 +24,18 @@ EXIT_TERMINATED = 143  # SIGTERM (a batch system's stop): 128 + 15
 EXIT_CODES = {
     EXIT_OK: "success: minify wrote a verified repro (other findings whose repros did not verify are listed as "
              "such); bisect blamed a compiler part; fuzz found nothing; "
-             "replay: the repro ran and did not reproduce; versions found the window (or the first bad commit)",
+             "replay: the repro ran and did not reproduce; versions found the window (or the first bad commit); batch: every "
+             "script got a verified repro",
     EXIT_FOUND: "the bug is there: replay (repro.py reproduces, as it says itself with exit 1) and fuzz "
                 "(failures found, each reproduced); minify SCRIPT never ends with 1",
     EXIT_BAD_INPUT: "bad input: a missing file, a syntax error, a bad option, a script that fails without the "
                     "compiler too, an output folder that holds another run or files of yours, a folder in use by "
-                    "another run, a repro folder that cannot run (a damaged inputs.pt); nothing was changed",
+                    "another run, a repro folder that cannot run (a damaged inputs.pt), a cluster address that cannot be reached; "
+                    "nothing was changed",
     EXIT_NOTHING_FAILED: "nothing failed: every compiled graph matched eager, and so did the whole program",
     EXIT_NOT_REPRODUCED: "a failure was seen but did not reproduce, or no repro verified; versions: no window (no "
-                         "version reproduced it or could run it, or the outcomes alternate; a bisection left a range)",
+                         "version reproduced it or could run it, or the outcomes alternate; a bisection left a range); batch: some "
+                         "script's minify ended otherwise than 0 (batch.json gives each one's own status)",
     EXIT_NUMERICS: "numerics, not a miscompile: compiled differs from eager only as floating-point rounding does "
                    "(one graph alone is enough and it passes every check of the oracle; the report gives each "
                    "one's error against fp64, and a setting that makes them match only when seen to)",

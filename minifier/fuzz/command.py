@@ -34,6 +34,7 @@ USAGE = """minify fuzz [--ops OP ...] [--dtypes DT ...] [--max-examples N] [--ma
                    [--db DIR] [--replay] [-o OUT] [--shard I/N] [--known RECORD] [--known-issues FILE]
                    [--cluster ADDRESS [--shards N]]
        minify fuzz merge DIR... -o OUT     minify fuzz recheck DIR
+       minify fuzz throughput [--workers 1,4,8] [--seconds 90]
 
 Draw small programs of Inductor-lowered ops, compare compiled with eager, shrink each
 distinct failure with hypothesis and minify it into a verified repro. Exit status: 0 nothing
@@ -350,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     from minifier.report.terminal import error_console, wide_console
 
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "throughput":
+        from minifier.fuzz.throughput import main as throughput_main
+        return throughput_main(argv[1:])
     if argv and argv[0] in ("merge", "recheck") or any(a.split("=")[0] == "--cluster" for a in argv):
         return campaign_command.main(argv, (parser, options, validate))
     ns = parser().parse_args(argv)

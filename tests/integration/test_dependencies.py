@@ -35,7 +35,7 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("compiler", "repro", "minifier")
 # Where each extra's imports may live: folders only the extra's own command loads.
-EXTRA_HOMES = {"fuzz": ("minifier/fuzz",), "cluster": ("minifier/fuzz",)}
+EXTRA_HOMES = {"fuzz": ("minifier/fuzz",), "cluster": ("minifier/fuzz", "minifier/batch")}
 NEEDED_FOR = {"torch": "the compiler under test", "rich": "the console display"}
 # Declared for an extra although minify does not import them: (extra, module of ours that loads
 # the module that needs it, that module).

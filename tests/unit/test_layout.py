@@ -29,7 +29,7 @@ FOLDER_ORDER = [
     ("report",),  # what a person reads
     ("emit", "program"),  # repro folders written and verified; failures of several graphs together
     ("run",),  # the pipeline
-    ("fuzz", "bench", "versions"),  # commands of their own
+    ("fuzz", "bench", "versions", "batch"),  # commands of their own
 ]
 TOP = len(FOLDER_ORDER)  # the floor of minifier's other top-level modules
 

@@ -1,0 +1,125 @@
+"""`minify fuzz throughput`: examples per minute of a campaign with 1, 4 and 8 worker processes on
+this machine, as a markdown table; no Dask needed (issue 50: 8 workers should give >= 6x one).
+
+Each row runs N plain `minify fuzz --shard I/N --max-time T` processes side by side (the shards
+of one seed: disjoint units, no end of examples, each stopping when its T seconds are spent) and
+reads each one's fuzz.json: examples drawn and seconds of campaign (after its worker started).
+The row's rate is the sum of each shard's examples per minute; the speedup is against the first
+row. Each process gets OMP_NUM_THREADS = cores // N so that N processes do not oversubscribe
+the cores (and compiles in-process, as every minify worker does). Options it does not know go to
+every shard (--ops, --dtypes, --device, --backward, ...).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
+
+GRACE = 75.0  # seconds past --seconds a row may take (startup, a shrink in flight) before its shards are ended
+# (an ended shard writes no fuzz.json and shows as not answered): 3 rows of 80 s end within 8 minutes
+
+
+def parser() -> argparse.ArgumentParser:
+    from repro.one_line_parser import OneLineParser
+
+    p = OneLineParser(prog="minify fuzz throughput", description="Examples per minute with 1, 4 and 8 worker "
+                      "processes (plain local processes, no Dask); a markdown table. Other options go to every shard.")
+    p.add_argument("--workers", default="1,4,8", help="comma-separated worker counts, one row each (default 1,4,8)")
+    p.add_argument("--seconds", type=float, default=80.0, help="fuzzing seconds of each row (default 80)")
+    p.add_argument("--seed", type=int, default=7, help="the campaign's seed, the same for every row (default 7)")
+    p.add_argument("-o", "--out", type=Path, default=Path("minify-throughput"), help="folder for the shards' output")
+    return p
+
+
+def counts(text: str) -> list[int]:
+    try:
+        found = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        found = []
+    if not found or min(found) < 1:
+        raise ValueError(f"--workers {text}: expected positive counts, e.g. 1,4,8")
+    return found
+
+
+def run_row(workers: int, ns, extra: list[str]) -> dict:
+    """N shard processes side by side; their examples per minute, summed."""
+    cores = os.cpu_count() or 1
+    env = {**os.environ, "OMP_NUM_THREADS": str(max(1, cores // workers)), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+           "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                       os.environ.get("PYTHONPATH")]))}
+    folders = [ns.out.resolve() / f"w{workers}" / f"s{i}" for i in range(1, workers + 1)]
+    folders[0].parent.mkdir(parents=True, exist_ok=True)
+    logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
+    start = time.monotonic()
+    procs = [subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed), "--max-time",
+                               str(ns.seconds), "--shard", f"{i}/{workers}", "-q", "-o", str(folder), *extra],
+                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+             for i, (folder, log) in enumerate(zip(folders, logs), 1)]
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(1.0, start + ns.seconds + GRACE - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for log in logs:
+        log.close()
+    wall = time.monotonic() - start
+    shards = []
+    for folder in folders:
+        try:
+            data = json.loads((folder / "fuzz.json").read_text())
+            shards.append((data["examples"], data.get("campaign_seconds") or data["seconds"]))
+        except (OSError, ValueError, KeyError):
+            shards.append((0, 0.0))
+    rate = sum(60.0 * examples / seconds for examples, seconds in shards if seconds)
+    return {"workers": workers, "threads": max(1, cores // workers), "examples": sum(e for e, _ in shards),
+            "answered": sum(1 for _, s in shards if s), "wall": round(wall, 1), "per_minute": round(rate, 1),
+            "exits": [p.returncode for p in procs]}
+
+
+def markdown(rows: list[dict], ns, extra: list[str]) -> str:
+    import platform
+
+    import torch
+
+    base = rows[0]["per_minute"] / rows[0]["workers"] if rows and rows[0]["per_minute"] else None
+    lines = [f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+             f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed}"
+             f"{' ' + ' '.join(extra) if extra else ''}`", "",
+             "| workers | OMP threads each | examples | shards answered | wall (s) | examples/min | vs 1 worker |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        speedup = f"{r['per_minute'] / base:.2f}x" if base else "-"
+        lines.append(f"| {r['workers']} | {r['threads']} | {r['examples']} | {r['answered']}/{r['workers']} | "
+                     f"{r['wall']} | {r['per_minute']} | {speedup} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    ns, extra = parser().parse_known_args(argv)
+    try:
+        workers = counts(ns.workers)
+    except ValueError as exc:
+        print(f"minify fuzz throughput: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    rows = []
+    for n in workers:
+        print(f"{n} worker(s), {ns.seconds:g} s ...", file=sys.stderr, flush=True)
+        rows.append(run_row(n, ns, extra))
+        print(f"  {rows[-1]['examples']} examples, {rows[-1]['per_minute']} per minute, exits {rows[-1]['exits']}",
+              file=sys.stderr, flush=True)
+    (ns.out / "throughput.json").write_text(json.dumps(rows, indent=1))
+    print(markdown(rows, ns, extra))
+    if all(r["answered"] == r["workers"] for r in rows):
+        return EXIT_OK
+    print(f"minify fuzz throughput: some shard wrote no fuzz.json (ended {GRACE:g} s past --seconds, or failed: "
+          f"{ns.out}/w*/s*.log); its row counts only the shards that answered", file=sys.stderr)
+    return EXIT_OK if all(r["answered"] for r in rows) else EXIT_INTERNAL

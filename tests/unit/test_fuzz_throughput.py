@@ -1,0 +1,29 @@
+"""`minify fuzz throughput` (issue 50): worker counts are checked before anything starts, and the
+table's rate and speedup are read from each shard's own counts."""
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from minifier.exit_codes import EXIT_BAD_INPUT
+from minifier.fuzz.throughput import counts, main, markdown
+
+
+def test_worker_counts():
+    assert counts("1,4,8") == [1, 4, 8] and counts("2") == [2]
+    for bad in ("", "0,4", "a", "-1"):
+        with pytest.raises(ValueError, match="--workers"):
+            counts(bad)
+
+
+def test_bad_counts_are_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["--workers", "0", "-o", str(tmp_path / "tp")]) == EXIT_BAD_INPUT
+    assert "--workers 0" in capsys.readouterr().err and not (tmp_path / "tp").exists()
+
+
+def test_the_speedup_is_against_one_worker():
+    rows = [{"workers": 1, "threads": 8, "examples": 30, "answered": 1, "wall": 100.0, "per_minute": 20.0},
+            {"workers": 4, "threads": 2, "examples": 100, "answered": 4, "wall": 101.0, "per_minute": 70.0}]
+    table = markdown(rows, argparse.Namespace(seconds=90.0, seed=7), ["--ops", "neg"])
+    assert "| 4 | 2 | 100 | 4/4 | 101.0 | 70.0 | 3.50x |" in table and "--ops neg" in table
