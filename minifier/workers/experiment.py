@@ -60,7 +60,7 @@ def answer(job: ExperimentJob) -> dict:
     """The worker's answer to one experiment job."""
     from pathlib import Path
 
-    from compiler.subsystems import Experiment, config_defaults
+    from compiler.subsystems import Experiment, asks_vec_isa, config_defaults, forget_vec_isa
     from repro import runner
 
     defaults = config_defaults()
@@ -68,6 +68,18 @@ def answer(job: ExperimentJob) -> dict:
     if job.experiment is None:
         return hello(module, defaults)
     experiment = Experiment.from_dict(job.experiment)
+    if asks_vec_isa(experiment.config):  # a warm worker listed its ISAs already: again, then it ends
+        forget_vec_isa()
+        return {**answer_planted(job, module, experiment), "retire": True}
+    return answer_planted(job, module, experiment)
+
+
+def answer_planted(job: ExperimentJob, module, experiment) -> dict:
+    """`experiment` run with the repro's config set and bug planted."""
+    from pathlib import Path
+
+    from repro import runner
+
     try:
         injections = known_injections(module.manifest)
     except ValueError:  # a bug planted by code of its own: as repro.py plants it, for good
