@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from compiler import gpu_gate
+from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from minifier.workers.experiment import ExperimentJob, read_record
 from minifier.workers.pool import WorkerPool
+from minifier.workers.zygote import fork_mode
 from repro.manifest import ReproFolderError
 
 STARTUP_TIMEOUT = 300.0
@@ -92,15 +95,25 @@ class BlameJobs:
             os.rmdir(self.records)
 
 
+def gpu_safety() -> None:
+    """On a GPU machine (a CUDA build of torch), the GPU gate and the cap on CUDA processes, as a
+    run turns them on (minifier/start/launch.py, docs/gpu-safety.md): for `minify bisect`."""
+    if fork_mode() == "cold" and gpu_gate.gpu_present():
+        gpu_gate.enable()
+        SLOTS.enable()
+
+
 @contextlib.contextmanager
 def own_pool(pool: WorkerPool | None) -> Iterator[WorkerPool]:
     """`pool`, or one started the way a run starts its own (warm workers forked from a zygote
-    where torch allows it), its logs in a temporary folder, closed after."""
+    where torch allows it; under the GPU cap where `gpu_safety` turned it on), its logs in a
+    temporary folder, closed after."""
     if pool is not None:
         yield pool
         return
+    size = min(OWN_POOL_SIZE, GPU_WORKERS) if SLOTS.on else OWN_POOL_SIZE
     with tempfile.TemporaryDirectory(prefix="minify-bisect-") as logs:
-        started = WorkerPool(OWN_POOL_SIZE, Path(logs), timeout=STARTUP_TIMEOUT)
+        started = WorkerPool(size, Path(logs), timeout=STARTUP_TIMEOUT)
         try:
             yield started
         finally:
