@@ -3,8 +3,8 @@
 A verified repro says *what* fails; a compiler engineer next asks *where*: which
 decomposition, graph pass, node lowering, fusion, code path or config flag. Each question is
 an experiment (compiler/subsystems.py) run on the repro's minimal graph as a job of a warm
-worker (minifier/workers/experiment.py, asked by minifier/blame/jobs.py): a switch "makes it go away" when the repro's oracle then says
-`pass`. The search spends few compiles: one recording run lists what the compiler applied
+worker (minifier/workers/experiment.py, asked by minifier/blame/jobs.py): a switch "makes it
+go away" when the repro's oracle then says `pass`. The search spends few compiles: one recording run lists what the compiler applied
 (decompositions, passes, lowered nodes); each subsystem is first switched off as a whole
 (one compile), and only a subsystem whose switch makes the failure go away is narrowed down
 by splitting its applications in halves (`minimal_set`). The search stops once a single
@@ -30,7 +30,7 @@ from minifier.blame.experiments import Search, experiment_key
 from minifier.blame.halving import minimal_set
 from minifier.blame.jobs import BlameJobs, own_pool
 from minifier.workers.worker import POISONING
-from repro.manifest import ReproFolderError, read_manifest
+from repro.manifest import read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
@@ -64,8 +64,10 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, pool=None)
         try:
             reproduced = search_blame(search, stage, jobs.info(started))
         finally:
-            for asked in [*search.early.values()] + ([ahead] if ahead is not None else []):
-                asked.close() if asked is ahead else asked.cancel()
+            for asked in search.early.values():  # asked early, never wanted: not asked if not begun
+                asked.cancel()
+            if ahead is not None:
+                ahead.close()
             jobs.close()
         restarts = jobs.restarts
     report = {"repro": str(repro_dir.resolve()), "signature": manifest["signature"], "stage": stage,
