@@ -1,7 +1,7 @@
 """A cap on the CUDA processes one run keeps beside its main process and its capture.
 
-Each of minify's helper processes on a GPU holds a CUDA context: workers, their spares, blame's
-warm probes and the experiments it runs, the interpreter that verifies repro.py. Started freely
+Each of minify's helper processes on a GPU holds a CUDA context: workers (blame's experiments
+are their jobs), their spares, the interpreter that verifies repro.py. Started freely
 a device-assert run had eight or more at once, each creating or tearing down a context next to
 an assert. Here every such process takes a slot first: at most CAP are alive at once. A process
 kept only to be warm when asked for (a spare worker, a ready probe, a prewarmed verifier) is

@@ -40,6 +40,26 @@ NO_VECTORIZATION = {"cpp.simdlen": 1}  # no vector ISA has width 1: every C++ ke
 SCALAR_CPP = {"cpp.vec_isa_ok": False}
 NO_SCHEDULER_FUSION = {"max_fusion_size": 1}
 
+
+def asks_vec_isa(config: dict) -> bool:
+    """An experiment that turns the ISA probing off (SCALAR_CPP): Inductor reads the flag once,
+    when a process first lists its vector ISAs, and keeps that list for good."""
+    return "cpp.vec_isa_ok" in config
+
+
+def forget_vec_isa() -> None:
+    """Forget the vector ISAs this process listed (and each ISA's cached check), so that the
+    next C++ compile lists them again under the config it runs with. What it lists then is kept
+    for good: the process must not compile for anyone else afterwards (a worker retires)."""
+    from torch._inductor import cpu_vec_isa
+
+    for value in vars(cpu_vec_isa).values():
+        owners = [value] if callable(value) and not isinstance(value, type) else \
+            list(vars(value).values()) if isinstance(value, type) and issubclass(value, cpu_vec_isa.VecISA) else []
+        for owner in owners:
+            if hasattr(owner, "cache_clear"):
+                owner.cache_clear()
+
 # Config flips worth trying on any Inductor failure (value to set). CompilerBisector's own
 # ConfigChange list is added when the installed torch has one.
 CONFIG_FLIPS = {

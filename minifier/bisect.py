@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from minifier.blame.jobs import gpu_safety
 from minifier.blame.search import blame_report
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.report.blame import print_blame
@@ -19,6 +20,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines, only the table")
     ns = p.parse_args(argv)
     say = (lambda text: None) if ns.quiet else (lambda text: print(text, flush=True))
+    gpu_safety()  # before any process that may start CUDA
     try:
         report = blame_report(ns.repro_dir, say)
     except ReproFolderError as exc:

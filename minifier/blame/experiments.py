@@ -1,5 +1,5 @@
-"""One repro's blame experiments: each run in a probe process (or taken from one started ahead),
-judged against the repro's signature, and cached by what it switches."""
+"""One repro's blame experiments: each a worker job (or taken from one started ahead), judged
+against the repro's signature, and cached by what it switches."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from typing import Callable
 
 from compiler.subsystems import Experiment
 from minifier.blame.ahead import AheadRuns
-from minifier.blame.probe_worker import BlameWorker
+from minifier.blame.jobs import BlameJobs
 
 
 def experiment_key(experiment: Experiment) -> str:
@@ -43,7 +43,7 @@ def judge(answer: dict, expected: str) -> str:
 class Search:
     """The experiments on one repro, with their verdicts cached by what they switch."""
 
-    worker: BlameWorker
+    worker: BlameJobs
     manifest: dict
     say: Callable[[str], None] = print
     runs: list = field(default_factory=list)
@@ -52,7 +52,7 @@ class Search:
     cache: dict = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)  # the baseline's answer: calls, nodes
     ahead: AheadRuns | None = None  # experiments already running in processes of their own
-    early: dict = field(default_factory=dict)  # answers run before the search asked (run_early)
+    early: dict = field(default_factory=dict)  # experiments asked before the search asked (run_early)
     base: dict = field(default_factory=dict)  # config every later experiment keeps (the failing code path)
 
     def experiment(self, name: str, config: dict | None = None, **switches) -> Experiment:
@@ -62,8 +62,9 @@ class Search:
     def run(self, experiment: Experiment) -> Run:
         key = experiment_key(experiment)
         if key not in self.cache or experiment.record:
-            answer = self.early.pop(key, None) or (self.ahead.take(key) if self.ahead and not experiment.record
-                                                   else None) or self.worker.run(experiment)
+            early = self.early.pop(key, None)
+            answer = (early.result() if early is not None else None) or \
+                (self.ahead.take(key) if self.ahead and not experiment.record else None) or self.worker.run(experiment)
             run = Run(experiment, judge(answer, self.manifest["signature"]), answer)
             self.say(f"  {experiment.name}: {run.verdict}")
             self.runs.append(run)
@@ -71,11 +72,11 @@ class Search:
         return self.cache[key]
 
     def run_early(self, experiments: list) -> None:
-        """Run now what the search asks next anyway, while the experiments started ahead build
+        """Ask now what the search asks next anyway, while the experiments started ahead build
         their kernels: the answers wait in `early` until asked for (None: not asked)."""
         for experiment in filter(None, experiments):
             if (key := experiment_key(experiment)) not in self.cache and key not in self.early:
-                self.early[key] = self.worker.run(experiment)
+                self.early[key] = self.worker.submit(experiment)
 
     def fixes(self, experiment: Experiment) -> bool:
         return self.run(experiment).verdict == "pass"

@@ -2,9 +2,9 @@
 
 A verified repro says *what* fails; a compiler engineer next asks *where*: which
 decomposition, graph pass, node lowering, fusion, code path or config flag. Each question is
-an experiment (compiler/subsystems.py) run on the repro's minimal graph in a warm worker
-(minifier/blame/probe_worker.py): a switch "makes it go away" when the repro's oracle then says
-`pass`. The search spends few compiles: one recording run lists what the compiler applied
+an experiment (compiler/subsystems.py) run on the repro's minimal graph as a job of a warm
+worker (minifier/workers/experiment.py, asked by minifier/blame/jobs.py): a switch "makes it
+go away" when the repro's oracle then says `pass`. The search spends few compiles: one recording run lists what the compiler applied
 (decompositions, passes, lowered nodes); each subsystem is first switched off as a whole
 (one compile), and only a subsystem whose switch makes the failure go away is narrowed down
 by splitting its applications in halves (`minimal_set`). The search stops once a single
@@ -28,9 +28,9 @@ from minifier.blame.ahead import AheadRuns
 from minifier.blame.config_probes import config_flags, config_reverted, partitioner, script_config
 from minifier.blame.experiments import Search, experiment_key
 from minifier.blame.halving import minimal_set
-from minifier.blame.probe_worker import BlameWorker, WorkerDied
+from minifier.blame.jobs import BlameJobs, own_pool
 from minifier.workers.worker import POISONING
-from repro.manifest import ReproFolderError, read_manifest
+from repro.manifest import read_manifest
 
 BLAME_FILE = "blame.json"
 CRASHING = ("crash@", "hang@")
@@ -40,14 +40,14 @@ SCALAR = Experiment("scalar C++ (no vectorization)", config=dict(NO_VECTORIZATIO
 NO_FUSION = Experiment("no fusion (every node its own kernel)", apart=ALL)
 
 
-def blame(repro_dir: Path, say: Callable[[str], None] = print, zygote=None, probes=None) -> list[dict]:
+def blame(repro_dir: Path, say: Callable[[str], None] = print, pool=None) -> list[dict]:
     """Run the blame search on a verified repro folder; write REPRO_DIR/blame.json; return findings.
-    With `zygote` (minifier.workers.zygote), its probe processes are forked from it; with
-    `probes` (minifier.blame.ready.ReadyProbes), they are taken warm from there."""
-    return blame_report(repro_dir, say, zygote, probes)["blame"]
+    Its experiments are jobs of `pool` (minifier.workers.pool.WorkerPool: the run's), else of
+    a pool of its own."""
+    return blame_report(repro_dir, say, pool)["blame"]
 
 
-def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=None, probes=None) -> dict:
+def blame_report(repro_dir: Path, say: Callable[[str], None] = print, pool=None) -> dict:
     """The whole blame.json content: findings, probes that ruled parts out, every run."""
     start = time.perf_counter()
     manifest = read_manifest(repro_dir)
@@ -55,23 +55,21 @@ def blame_report(repro_dir: Path, say: Callable[[str], None] = print, zygote=Non
     # A crash kills the worker; a CUDA device-side assert spoils its context for every later run.
     isolate = manifest["signature"].startswith(CRASHING) or any(m in manifest["signature"] for m in POISONING)
     timeout = 60.0 if isolate else 300.0
-    # each compiles new kernels: started beside the baseline, each in a process of its own
-    device = manifest.get("device", "cpu")
-    ready = (lambda experiment_device=None: probes.take(experiment_device or device)) if probes else None
-    ahead = AheadRuns(repro_dir, stage, first_experiments(manifest), timeout, zygote, ready) \
-        if stage == "inductor" else None
-    with BlameWorker(repro_dir, stage, isolate=isolate, timeout=timeout, zygote=zygote, ready=ready) as worker:
+    with own_pool(pool) as workers:
+        jobs = BlameJobs(workers, repro_dir, stage, isolate=isolate, timeout=timeout)
+        started = jobs.start()
+        # each compiles new kernels: asked beside the baseline, on another worker
+        ahead = AheadRuns(jobs, first_experiments(manifest)) if stage == "inductor" else None
+        search = Search(jobs, manifest, say, ahead=ahead)
         try:
-            info = worker.start()
-            search = Search(worker, manifest, say, ahead=ahead)
-            reproduced = search_blame(search, stage, info)
-        except WorkerDied as died:
-            raise ReproFolderError(f"{repro_dir}: the blame worker could not load the repro "
-                                   f"({died.answer.get('message')}): {worker.log_tail(500)}") from None
+            reproduced = search_blame(search, stage, jobs.info(started))
         finally:
+            for asked in search.early.values():  # asked early, never wanted: not asked if not begun
+                asked.cancel()
             if ahead is not None:
                 ahead.close()
-        restarts = worker.restarts
+            jobs.close()
+        restarts = jobs.restarts
     report = {"repro": str(repro_dir.resolve()), "signature": manifest["signature"], "stage": stage,
               "reproduced": reproduced, "blame": search.findings, "ruled_out": search.ruled_out,
               "runs": [{"name": r.experiment.name, **r.to_json(), "seconds": r.answer.get("seconds")}

@@ -48,10 +48,10 @@ class Verifications:
     `verifiers` hands out what runs repro.py (None: no verification)."""
 
     def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture, phases: Phases,
-                 probes=None, deadline: float | None = None):
+                 pool=None, deadline: float | None = None):
         self.opts, self.ui, self.launched, self.verifiers, self.phases = opts, ui, launched, verifiers, phases
         self.deadline = deadline  # --max-time's end (time.monotonic()): blame not started after it
-        self.probes = probes  # blame's warm probe processes (minifier.blame.ready), or None
+        self.pool = pool  # the run's workers: blame's experiments are jobs of theirs
         self.capture = capture
         self.executor = ThreadPoolExecutor(1)
         self.rows: dict[int, Future] = {}  # id(bug) -> its report row, once verified
@@ -115,7 +115,7 @@ class Verifications:
 
     def timed_blame(self, folder: Path) -> dict:
         with self.phases.timed("blame"):
-            return blame_folder(folder, self.ui, self.launched.zygote, self.probes)
+            return blame_folder(folder, self.ui, self.pool)
 
 
 def verify_timeout(left: float, longest: float = 600.0, grace: float = 60.0) -> float:
@@ -147,9 +147,9 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[
     return repro, row
 
 
-def blame_folder(folder: Path, ui, zygote=None, probes=None) -> dict:
+def blame_folder(folder: Path, ui, pool=None) -> dict:
     ui.step(f"finding the compiler part to blame for {folder.name}")
     try:
-        return {"blame": blame(folder, say=ui.step, zygote=zygote, probes=probes)}  # also written to folder/blame.json
+        return {"blame": blame(folder, say=ui.step, pool=pool)}  # also written to folder/blame.json
     except ReproFolderError as exc:
         return {"blame_error": str(exc)}

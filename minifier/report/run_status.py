@@ -14,7 +14,7 @@ from minifier.report.live import status_text
 
 REDUCING = re.compile(r"graph (\d+): reducing (\d+) ops")
 PASS_KEPT = re.compile(r"^\s+(\w+): (\d+) ops left")
-NOT_CHECKS = {"warmup", "capture"}  # timeline rows that are no question a worker answered
+NOT_CHECKS = {"warmup", "capture", "experiment"}  # timeline rows that are no check of a graph (experiment: blame's)
 
 
 class RunStatus:

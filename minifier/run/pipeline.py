@@ -15,7 +15,6 @@ import torch.fx as fx
 from compiler import gpu_gate
 from compiler.context import graph_modes
 from compiler.stages import CompileSetup, CompileSpec
-from minifier.blame.ready import ReadyProbes, cuda_machine
 from minifier.capture.process import Capture, GraphRecord
 from minifier.capture.values import load_graph, record_values, script_kernels
 from minifier.emit.repro_folders import Verifications
@@ -48,10 +47,6 @@ from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
 
 
-READY_PROBES = {"cuda": 2, "cpu": 1}  # blame's baseline, its script-config probe; a GPU repro's C++ probe
-# A device-side assert's blame runs each experiment in a fresh process: its baseline, the script's
-# config reverted and the four it asks next, side by side (with three, one waited 5 s on the H100)
-ISOLATED_PROBES = 4
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
@@ -72,15 +67,13 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
     gpu = not warm and cuda_machine()
     if gpu:
         start_cuda_aside()
-    # No zygote forks warm processes on a GPU machine: blame's are started now, warm when it asks
-    probes = ReadyProbes(READY_PROBES, zygote) if opts.blame and gpu else None
     # --max-time counts from the run's start: the capture is part of it
     deadline = time.monotonic() + opts.max_time - (time.perf_counter() - launched.start) if opts.max_time else None
-    session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles), probes)
+    session = Session(opts, ui, launched, pool, verifiers, Budget(deadline, opts.max_compiles))
     getattr(ui, "watch", lambda session: None)(session)  # a progress display counts the workers' checks
     if wanted(opts.early_checks, cores(), gpu_gate.enabled()):
         session.early = EarlyChecks(launched.capture.folder, lambda *graph: _early_graph(session, *graph), opts.repeat)
-    ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs, probes
+    ending = STOP.on_stop(zygote.kill_group) if zygote is not None else None  # workers, repro runs
     try:
         return _run(session)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (minifier.cli): every process is ended already
@@ -97,11 +90,16 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
             session.early.stop(set())
         if verifiers is not None:
             verifiers.close()
-        if probes is not None:
-            probes.close()
         pool.close()
         if zygote is not None:
             zygote.close()
+
+
+def cuda_machine() -> bool:
+    """A GPU this torch can use (the parent has imported torch already)."""
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _run(session: Session) -> Result:
@@ -157,8 +155,6 @@ def _finish_capture(session: Session) -> Capture:
         session.pool.keep_spares()
     if any(cuda_context_poisoned({"status": "fail", **f}) for f in failures):
         gpu_gate.mark_asserting()  # from now on one GPU job at a time (docs/gpu-safety.md)
-        if session.probes is not None and not gpu_gate.enabled():
-            session.probes.add("cuda", ISOLATED_PROBES)  # warming up while the search runs
     return capture
 
 
@@ -190,7 +186,7 @@ def _search_graphs(session: Session, capture: Capture) -> Found:
     seeded recheck tells whether only the RNG differs)."""
     found = Found()
     found.verifications = Verifications(session.opts, session.ui, session.launched, session.verifiers, capture,
-                                        session.phases, session.probes, session.budget.deadline)
+                                        session.phases, session.pool, session.budget.deadline)
     session.verifications = found.verifications  # what a stop reports as verified so far
     opts = session.opts
     search = BugSearch(opts.repeat, session.ui.step, session.budget, opts.resume,

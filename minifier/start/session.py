@@ -25,7 +25,6 @@ class Session:
     pool: WorkerPool
     verifiers: Any
     budget: Budget
-    probes: Any = None  # blame's warm probe processes (minifier.blame.ready.ReadyProbes), on a GPU machine
     phases: Phases = field(default_factory=Phases)  # wall seconds per phase (the report's timing table)
     early: Any = None  # first checks asked while the capture runs (minifier.localize.early_checks.EarlyChecks)
     capture: Any = None  # what the capture recorded, once it ended (minifier.capture.process.Capture)

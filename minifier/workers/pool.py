@@ -185,7 +185,8 @@ class WorkerPool:
         self.log_dir = log_dir
         self.timeout = timeout
         self.idle: queue.Queue[Worker] = queue.Queue()
-        self.restarts = 0
+        self.restarts = 0  # workers that died, hung or were spoiled, replaced
+        self.replaced = 0  # those and the ones a job asked to end
         self.born = time.perf_counter()
         self.born_wall = time.time()  # what workers' warmup rows are measured from
         self.timeline: list[dict] = []  # per job: what, when asked, when started, how long (seconds since birth)
@@ -233,13 +234,16 @@ class WorkerPool:
             worker.end()
         return not closing
 
-    def submit(self, job: dict) -> Future:
-        return self.executor.submit(self._run, job, time.perf_counter())
+    def submit(self, job: dict, alone: bool = False) -> Future:
+        """Run `job` on the next free worker. `alone`: on a GPU it runs with the gate held
+        exclusively until its worker is reaped, if that ends (a blame experiment of a crash, a hang
+        or a device assert: compiler/gpu_gate.py), as every job does once the run has asserted."""
+        return self.executor.submit(self._run, job, time.perf_counter(), alone)
 
-    def run(self, job: dict) -> dict:
-        return self.submit(job).result()
+    def run(self, job: dict, alone: bool = False) -> dict:
+        return self.submit(job, alone).result()
 
-    def _run(self, job: dict, queued: float) -> dict:
+    def _run(self, job: dict, queued: float, alone: bool = False) -> dict:
         worker = self._take_idle()
         start = time.perf_counter()
         answer, asked = None, worker
@@ -249,7 +253,7 @@ class WorkerPool:
         try:
             self._cancel_check(worker)
             with contextlib.ExitStack() as gate:
-                exclusive = gpu_gate.asserting()  # a graph of this run asserted: one GPU job at a time
+                exclusive = gpu_gate.asserting() or (alone and gpu_gate.enabled())  # one GPU job at a time
                 if exclusive:
                     gate.enter_context(gpu_gate.exclusive())
                 try:
@@ -262,8 +266,8 @@ class WorkerPool:
                     # a retired one's CUDA context is spoiled; after a cancel, the stop killed it
                     if not self.cancelled and (answer_retires(answer) or not worker.alive):
                         self._end_spoiled(worker, answer, gate, exclusive)
-            if worker.killed and not self.cancelled:
-                worker = self._replacement()
+            if worker.killed and not self.cancelled:  # one the job asked to end is no restart
+                worker = self._replacement(counted=not (answer or {}).get("asked_retire"))
         finally:
             self._put_idle(worker)  # after a cancel, the killed one: the next job is cancelled at once
         self._cancel_check()  # its worker was killed by the stop: a crash of SIGKILL is no answer
@@ -336,21 +340,21 @@ class WorkerPool:
         if row is not None:
             self.timeline.append(row)
 
-    def _replacement(self) -> Worker:
+    def _replacement(self, counted: bool = True) -> Worker:
         """A worker in place of one that died: a spare warmed since an earlier death, if any,
         with the spares topped up to one per worker. A candidate that crashes tends to have
         siblings that crash too, and each fresh worker costs seconds of `import torch` (and,
         on a GPU, of starting CUDA)."""
         with self.lock:
-            self.restarts += 1
+            self.restarts, self.replaced = self.restarts + counted, self.replaced + 1
             worker = None
             while self.spares and worker is None:
                 worker = self.spares.pop(0)
                 if not worker.slot.promote() or not worker.alive:  # gone, or its slot given to another
                     worker.end()
                     worker = None
-            worker = worker or self._start(self.size + 2 * self.restarts).warm()  # warming now, not at its first job
-            self._top_up(f"{self.restarts}-spare")
+            worker = worker or self._start(self.size + 2 * self.replaced).warm()  # warming now, not at its first job
+            self._top_up(f"{self.replaced}-spare")
         return worker
 
     def _top_up(self, name: str) -> None:

@@ -12,6 +12,7 @@ import sys
 import time
 
 from compiler import gpu_gate
+from minifier.workers import experiment
 from minifier.workers.job import Job
 from minifier.workers.protocol import CaseValues, Closed, read_message, resolve_inputs, write_message
 
@@ -122,6 +123,13 @@ def answer(job: Job, values: CaseValues) -> dict:
     return run(job, values)
 
 
+def answer_message(message: dict, values: CaseValues) -> dict:
+    """A compiler experiment on a repro folder (minifier/workers/experiment.py), or a Job."""
+    if message["op"] == experiment.OP:
+        return experiment.answer(experiment.ExperimentJob.from_dict(message))
+    return answer(Job.from_dict(message), values)
+
+
 POISONING = gpu_gate.POISONING
 
 
@@ -186,7 +194,7 @@ def main() -> None:
         start = time.perf_counter()
         reset_peak_memory()
         try:
-            result = warm_up() if message["op"] == "warmup" else answer(Job.from_dict(message), values)
+            result = warm_up() if message["op"] == "warmup" else answer_message(message, values)
         except Exception as exc:  # a broken job must not kill a warm worker
             import traceback
 
@@ -194,7 +202,10 @@ def main() -> None:
                       "message": f"{type(exc).__name__}: {exc}"[:500], "traceback": traceback.format_exc()[-3000:]}
         result["seconds"] = time.perf_counter() - start
         result["peak_mib"] = peak_memory_mib()
-        result["retire"] = cuda_context_poisoned(result)
+        # retired: spoiled by a device assert, or asked to end (an experiment's crash or planted bug)
+        poisoned = cuda_context_poisoned(result)
+        result["asked_retire"] = not poisoned and bool(result.get("retire") or message.get("retire"))
+        result["retire"] = poisoned or result["asked_retire"]
         write_message(protocol_out, result)
         if result["retire"]:
             return  # every later CUDA call here would fail too: the pool starts a fresh worker

@@ -219,34 +219,39 @@ def test_bisect_refuses_a_folder_that_is_not_a_repro(tmp_path, project_env):
 
 @pytest.mark.slow
 def test_an_experiment_started_ahead_gives_the_search_its_answer(tmp_path):
-    """A GPU repro's CPU probe runs beside the search from the start (minifier/blame/ahead.py);
-    its answer is the one the search's own worker gives, and closing kills one still running."""
+    """A GPU repro's CPU probe is asked beside the search from the start (minifier/blame/ahead.py):
+    its answer is the one the search's own job gives, and one closed before a worker takes it
+    is never asked."""
     from compiler.subsystems import Experiment
     from minifier.blame.ahead import AheadRuns
-    from minifier.blame.probe_worker import BlameWorker
+    from minifier.blame.jobs import BlameJobs
     from minifier.blame.search import experiment_key
+    from minifier.workers.pool import WorkerPool
 
     folder = repro_folder(tmp_path / "ahead", SigmoidMulTanh(), [torch.randn(32), torch.randn(32)],
                           [parse_spec("lowering:sigmoid:accuracy:negate")])
     fixed = Experiment("sigmoid lowered by ATen", disable={"lowerings": ["sigmoid"]})
     kept = Experiment("scalar C++", config={"cpp.simdlen": 1})
-    ahead = AheadRuns(folder, "inductor", {experiment_key(fixed): fixed, experiment_key(kept): kept}, 300.0)
+    pool = WorkerPool(1, tmp_path / "logs", timeout=300.0)
+    jobs = BlameJobs(pool, folder, "inductor")
     try:
+        ahead = AheadRuns(jobs, {experiment_key(fixed): fixed, experiment_key(kept): kept})
         assert ahead.take("not started") is None
         early = {name: ahead.take(experiment_key(e)) for name, e in (("fixed", fixed), ("kept", kept))}
-    finally:
         ahead.close()
-    with BlameWorker(folder, "inductor") as worker:
-        own = {"fixed": worker.run(fixed), "kept": worker.run(kept)}
-    assert [early[k]["status"] for k in ("fixed", "kept")] == [own[k]["status"] for k in ("fixed", "kept")] \
-        == ["pass", "fail"]
-    assert early["kept"]["signature"] == own["kept"]["signature"]
+        own = {"fixed": jobs.run(fixed), "kept": jobs.run(kept)}
+        assert [early[k]["status"] for k in ("fixed", "kept")] == [own[k]["status"] for k in ("fixed", "kept")] \
+            == ["pass", "fail"]
+        assert early["kept"]["signature"] == own["kept"]["signature"]
 
-    unwanted = AheadRuns(folder, "inductor", {"k": kept}, 300.0)
-    # Closed before it answers: not started, still starting (CI once got the bug's answer from a
-    # child that came up after close) or its process killed. None of those is an answer.
-    unwanted.close()
-    assert unwanted.take("k") is None
+        busy = pool.submit({"op": "experiment", "folder": str(folder), "experiment": kept.to_dict()})
+        unwanted = AheadRuns(jobs, {"k": kept})  # queued behind `busy` on the one worker
+        queued = unwanted.asked["k"].future
+        unwanted.close()
+        assert unwanted.take("k") is None and queued.cancelled()  # never run
+        assert busy.result()["status"] == "fail"
+    finally:
+        pool.close()
 
 
 def test_the_first_experiments_are_the_code_path_and_the_script_config_reverted():
