@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from minifier.reduce import delta
 from minifier.reduce.delta_core import ddmin, first_in_order, one_at_a_time, side_by_side
-from minifier.workers.evaluate import PASSES, REPRODUCES
+from minifier.workers.judge import PASSES, REPRODUCES
 
 
 def _needs_any(*needed: set):
