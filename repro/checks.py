@@ -20,6 +20,22 @@ from compiler.signature import rung_of
 from repro.info import ReproInfo
 
 SMALL = 4  # outputs with at most this many elements are printed whole in the verdict line
+AOTI = "aoti"  # the backend name of an AOTInductor failure's repro (compiler/aoti_compile.py)
+# repro.py's compile of an AOTInductor failure: `f` exported, compiled ahead of time, its package loaded
+AOTI_HELPER = '''class Exported(torch.nn.Module):
+    def forward(self, *args):
+        return f(*args)
+
+
+def aoti_compile(f):
+    """f as a deployment runs it: torch.export.export, aoti_compile_and_package, aoti_load_package."""
+    def run(*args):
+        ep = torch.export.export(Exported(), tuple(args))
+        with tempfile.TemporaryDirectory() as folder:
+            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "repro.pt2"))
+            package = torch._inductor.aoti_load_package(path)
+        return package(*args)
+    return run'''
 CHILD_TIMEOUT = 300  # seconds before the compiled run of a crash/hang repro counts as hanging
 CRASHING = ("crash", "hang")
 RAISING = ("compile_error", "runtime_error")
@@ -57,6 +73,8 @@ def eager_facts(gm: fx.GraphModule, inputs: list, context: dict) -> Facts:
 
 
 def compile_call(info: ReproInfo) -> str:
+    if info.spec.backend == AOTI:  # an AOTInductor package: AOTI_HELPER in repro.py
+        return "aoti_compile(f)"
     kwargs = info.spec.compile_kwargs(info.stage)
     shown = {k: v for k, v in kwargs.items() if not (k == "backend" and v == "inductor")}
     return "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
