@@ -310,9 +310,12 @@ def crashing_check(info: ReproInfo, device: str, function: bool) -> list[str]:
         out.depth += 1
         out.add(*child_block(info, device))
         out.add("make_inputs()  # inputs that cannot be built or loaded: no verdict, not the child's crash")
+    # An AOTInductor repro's child starts as this process did (minus its arguments): under a control
+    # run that turns AOTInductor off in-process (compiler/boot/control_run.py), the child is one too
+    command = ("[sys.executable, *sys.orig_argv[1:len(sys.orig_argv) - len(sys.argv) + 1], '--compiled-run']"
+               if info.spec.backend == AOTI else "[sys.executable, __file__, '--compiled-run']")
     out.add("try:",
-            f"    child = subprocess.run([sys.executable, __file__, '--compiled-run'], capture_output=True, "
-            f"timeout={CHILD_TIMEOUT})",
+            f"    child = subprocess.run({command}, capture_output=True, timeout={CHILD_TIMEOUT})",
             "except subprocess.TimeoutExpired:")
     died = ["if child.returncode < 0 or child.returncode > 1:  # killed by a signal, or aborted",
             "    how = signal.Signals(-child.returncode).name if child.returncode < 0 else "
