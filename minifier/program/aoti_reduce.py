@@ -11,6 +11,7 @@ and against a control with AOTInductor off, as a torch.compile repro is.
 """
 from __future__ import annotations
 
+import copy
 import json
 import time
 from dataclasses import dataclass
@@ -87,11 +88,38 @@ def exported_graph(package: Package) -> tuple[fx.GraphModule, list] | str:
         else:
             inputs.append(ep.constants[spec.target])
     inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
-    gm = trace_module(module_from_source(module_source(ep.graph_module)))
+    graph_module, inputs = _constants_in_graph(ep, inputs)
+    gm = trace_module(module_from_source(module_source(graph_module)))
     for p in placeholders(gm):
         p.target = p.name
         p.meta["value"] = p.name
     return gm, inputs
+
+
+SMALL_CONSTANT = 64  # elements: a tensor constant of the module this small stays one in the graph
+
+
+def _constants_in_graph(ep, inputs: list) -> tuple[fx.GraphModule, list]:
+    """Small tensor constants of the module (`torch.tensor([10**9])` in its forward, which export
+    lifts to an input) written back into the graph as `torch.tensor(values, dtype=...)`: Inductor
+    folds a constant where it cannot fold an input, and a bug can hang on that (pytorch#175966)."""
+    from torch.export.graph_signature import InputKind  # noqa: PLC0415
+
+    gm = copy.deepcopy(ep.graph_module)
+    kept = []
+    nodes = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for spec, node, value in zip(ep.graph_signature.input_specs, nodes, inputs):
+        small = isinstance(value, torch.Tensor) and value.numel() <= SMALL_CONSTANT and value.device.type == "cpu"
+        if spec.kind != InputKind.CONSTANT_TENSOR or not small:
+            kept.append(value)
+            continue
+        first_op = next(n for n in gm.graph.nodes if n.op != "placeholder")
+        with gm.graph.inserting_before(first_op):
+            made = gm.graph.call_function(torch.tensor, (value.tolist(),), {"dtype": value.dtype})
+        node.replace_all_uses_with(made)
+        gm.graph.erase_node(node)
+    gm.recompile()
+    return gm, kept
 
 
 def _saved_call(path) -> tuple:
