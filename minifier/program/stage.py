@@ -31,7 +31,7 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
     reduced = aoti_reduce.reduce_package(session, capture, report)  # a failing AOTInductor package, reduced
     if reduced is not None:
         return reduced
-    aoti_stage.refuse(capture, None, out, report)  # an AOTInductor package failed: not supported yet (exit 9)
+    aoti_stage.refuse(capture, None, out, report)  # a failing AOTInductor package not reduced (exit 9)
     write_report(out, report)
     if not capture.graphs and what is None and not aoti_stage.used(capture):
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)
