@@ -27,7 +27,7 @@ from compiler.stages import CompileSetup, CompileSpec
 from minifier.capture.process import Capture
 from minifier.capture.values import record_values
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
-from minifier.graph.edit import canonical, graph_inputs, op_names
+from minifier.graph.edit import canonical, graph_inputs
 from minifier.program.aoti_stage import packages, running
 from minifier.report.bug_row import bug_row
 from minifier.report.rows import write_report
@@ -166,7 +166,8 @@ def reduce_package(session: Session, capture: Capture, report: dict) -> Result |
         values = record_values(gm, inputs, case_dir)
     ev, answer = evaluator_for(session, package, gm, values)
     if ev is None:
-        report["aoti_replay"] = f"its exported graph does not fail the same way ({package.kind}) when replayed: {answer}"
+        report["aoti_replay"] = (f"its exported graph does not fail the same way ({package.kind}) when replayed: "
+                                 f"{answer}")
         return None
     search = BugSearch(session.opts.repeat, session.ui.step, session.budget, phases=session.phases)
     with torch.no_grad():
@@ -191,22 +192,30 @@ def _write_and_verify(session: Session, capture: Capture, package: Package, bug,
                      script=opts.script.name, graph=package.index)
     small = canonical(bug.small)
     repro = write_repro(out, small, graph_inputs(small, values), info)
+    verified, row = _verify(session, repro) if opts.verify else (None, {})  # None: --no-verify
+    row = {**bug_row(bug), "repro": str(repro), "inputs": str(out / "inputs.pt") if (out / "inputs.pt").exists()
+           else None, **({} if verified is None else {"verified": verified}), **row, "aoti_package": package.index,
+           "reduced_with": "torch.compile (Inductor)" if ev.setup.spec.backend == "inductor"
+           else "aoti_compile_and_package",
+           "graph_code": json.loads((out / "repro.json").read_text())["function_source"]}
+    report.update(row, status="repro_failed" if verified is False else "reproduced", script=str(opts.script),
+                  bugs=[row], failing_graphs=[], compiles=ev.compiles, cache_hits=ev.cache_hits,
+                  worker_restarts=session.pool.restarts, reduce_compiles=session.budget.spent,
+                  capture_seconds=round(capture.seconds, 2), phases=session.phases.to_dict(),
+                  wall_seconds=round(time.perf_counter() - session.start, 2))
+    write_report(out, report)
+    return Result(EXIT_NOT_REPRODUCED if verified is False else EXIT_OK, report)
+
+
+def _verify(session: Session, repro) -> tuple[bool, dict]:
+    """repro.py in a fresh process must fail; with AOTInductor off (the control) it must pass."""
     session.ui.step(f"verifying {repro} in a fresh process (AOTInductor on, then off)")
     with session.phases.timed("verification"):
         verification = run_repro(repro)
         control = run_control(repro) if verification.reproduced else None
     verified = verification.reproduced and control is not None and control.reproduced
-    row = {**bug_row(bug), "repro": str(repro), "inputs": str(out / "inputs.pt") if (out / "inputs.pt").exists()
-           else None, "verified": verified, "verify_line": verification.line, "aoti_package": package.index,
-           "reduced_with": "torch.compile (Inductor)" if ev.setup.spec.backend == "inductor"
-           else "aoti_compile_and_package", "graph_code": json.loads((out / "repro.json").read_text())["function_source"]}
+    row = {"verify_line": verification.line}
     if not verified:
         row["unverified"] = (f"fails with AOTInductor off too: {control.line}" if control is not None
                              else f"repro.py did not reproduce: {verification.line}")
-    report.update(row, status="reproduced" if verified else "repro_failed", script=str(opts.script), bugs=[row],
-                  failing_graphs=[], compiles=ev.compiles, cache_hits=ev.cache_hits,
-                  worker_restarts=session.pool.restarts, reduce_compiles=session.budget.spent,
-                  capture_seconds=round(capture.seconds, 2), phases=session.phases.to_dict(),
-                  wall_seconds=round(time.perf_counter() - session.start, 2))
-    write_report(out, report)
-    return Result(EXIT_OK if verified else EXIT_NOT_REPRODUCED, report)
+    return verified, row
