@@ -18,6 +18,7 @@ import torch
 import torch._inductor
 import torch._inductor.package
 
+from compiler import inject
 from compiler.judging import Judging
 from compiler.oracle import judged_check
 from compiler.signature import exception_signature
@@ -48,7 +49,8 @@ class AotiRecorder:
     def compile(self, exported_program, *args, package_path=None, **kwargs):
         folder = self.out / f"aoti_{self.count}"
         folder.mkdir(parents=True, exist_ok=True)
-        record = {"index": self.count, "calls": 0, "inductor_configs": repr(kwargs.get("inductor_configs"))}
+        record = {"index": self.count, "calls": 0, "inductor_configs": repr(kwargs.get("inductor_configs")),
+                  "injections": [i.to_dict() for i in inject.active()]}  # planted when it compiled: its replays too
         self.count += 1
         try:
             torch.export.save(exported_program, folder / "exported.pt2")

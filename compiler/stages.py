@@ -12,6 +12,8 @@ from typing import Callable, Iterator
 
 import torch
 
+from compiler import aoti_compile
+
 STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 
 
@@ -75,6 +77,8 @@ def compile_for_stage(model: torch.nn.Module, stage: str, spec: CompileSpec) -> 
     """A callable that runs `model` through `stage` (compiling lazily, at the first call)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}")
+    if stage == "inductor" and spec.backend == aoti_compile.BACKEND:  # exported and compiled ahead of time
+        return aoti_compile.compiled(model)
     return torch.compile(model, **spec.compile_kwargs(stage))
 
 

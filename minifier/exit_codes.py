@@ -15,7 +15,7 @@ EXIT_NUMERICS = 5  # minify: compiled differs from eager only as floating-point 
 EXIT_CANNOT_WRITE = 6  # the output folder cannot be written
 EXIT_WRONG_ANSWERS = 7  # bench: a case's answer was not the expected one
 EXIT_MAX_TIME = 8  # minify: --max-time ran out while the script ran, before anything was searched
-EXIT_UNSUPPORTED = 9  # minify: the failure is in a compiled path minify cannot reduce yet (AOTInductor)
+EXIT_UNSUPPORTED = 9  # minify: an AOTInductor package's failure minify could not reduce
 EXIT_INTERNAL = 70  # a bug in minify itself (the line names the log)
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as a shell reports a process a signal ended
 EXIT_TERMINATED = 143  # SIGTERM (a batch system's stop): 128 + 15
@@ -43,9 +43,11 @@ EXIT_CODES = {
     EXIT_WRONG_ANSWERS: "bench: some case's answer was not the expected one",
     EXIT_MAX_TIME: "--max-time ran out while the script still ran: the script was ended and nothing was searched; "
                    "report.json says how far it got",
-    EXIT_UNSUPPORTED: "not supported yet: the failure is in an AOTInductor package (aoti_compile_and_package), which "
-                      "minify checks but cannot reduce yet; the line says what failed and where the exported program "
-                      "and its inputs are saved, and no bug verdict is given",
+    EXIT_UNSUPPORTED: "not supported: the failure is in an AOTInductor package (aoti_compile_and_package) "
+                      "whose exported graph minify could not reduce (it holds subgraphs such as torch.cond, or "
+                      "does not fail again replayed alone), or in a package the script did not compile; the line "
+                      "says what failed and where the exported program and its inputs are saved, and no bug "
+                      "verdict is given",
     EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): stopped within seconds; what was verified so far is kept, report.json "
                       "says where it stopped, and --resume continues",

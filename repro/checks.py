@@ -20,6 +20,22 @@ from compiler.signature import rung_of
 from repro.info import ReproInfo
 
 SMALL = 4  # outputs with at most this many elements are printed whole in the verdict line
+AOTI = "aoti"  # the backend name of an AOTInductor failure's repro (compiler/aoti_compile.py)
+# repro.py's compile of an AOTInductor failure: `f` exported, compiled ahead of time, its package loaded
+AOTI_HELPER = '''class Exported(torch.nn.Module):
+    def forward(self, *args):
+        return f(*args)
+
+
+def aoti_compile(f):
+    """f as a deployment runs it: torch.export.export, aoti_compile_and_package, aoti_load_package."""
+    def run(*args):
+        ep = torch.export.export(Exported(), tuple(args))
+        with tempfile.TemporaryDirectory() as folder:
+            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "repro.pt2"))
+            package = torch._inductor.aoti_load_package(path)
+        return package(*args)
+    return run'''
 CHILD_TIMEOUT = 300  # seconds before the compiled run of a crash/hang repro counts as hanging
 CRASHING = ("crash", "hang")
 RAISING = ("compile_error", "runtime_error")
@@ -57,6 +73,8 @@ def eager_facts(gm: fx.GraphModule, inputs: list, context: dict) -> Facts:
 
 
 def compile_call(info: ReproInfo) -> str:
+    if info.setup.spec.backend == AOTI:  # an AOTInductor package: AOTI_HELPER in repro.py
+        return "aoti_compile(f)"
     kwargs = info.setup.spec.compile_kwargs(info.stage)
     shown = {k: v for k, v in kwargs.items() if not (k == "backend" and v == "inductor")}
     return "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
@@ -292,9 +310,12 @@ def crashing_check(info: ReproInfo, device: str, function: bool) -> list[str]:
         out.depth += 1
         out.add(*child_block(info, device))
         out.add("make_inputs()  # inputs that cannot be built or loaded: no verdict, not the child's crash")
+    # An AOTInductor repro's child starts as this process did (minus its arguments): under a control
+    # run that turns AOTInductor off in-process (compiler/boot/control_run.py), the child is one too
+    command = ("[sys.executable, *sys.orig_argv[1:len(sys.orig_argv) - len(sys.argv) + 1], '--compiled-run']"
+               if info.setup.spec.backend == AOTI else "[sys.executable, __file__, '--compiled-run']")
     out.add("try:",
-            f"    child = subprocess.run([sys.executable, __file__, '--compiled-run'], capture_output=True, "
-            f"timeout={CHILD_TIMEOUT})",
+            f"    child = subprocess.run({command}, capture_output=True, timeout={CHILD_TIMEOUT})",
             "except subprocess.TimeoutExpired:")
     died = ["if child.returncode < 0 or child.returncode > 1:  # killed by a signal, or aborted",
             "    how = signal.Signals(-child.returncode).name if child.returncode < 0 else "

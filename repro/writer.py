@@ -30,7 +30,7 @@ from compiler.ladder import tolerances
 from compiler.oracle import clone_inputs
 from compiler.signature import rung_of
 from repro.annotate import annotate_forward, describe_run
-from repro.checks import CRASHING, WHERE_HELPER, check_lines, child_block, eager_facts
+from repro.checks import AOTI, AOTI_HELPER, CRASHING, WHERE_HELPER, check_lines, child_block, eager_facts
 from repro.info import ReproInfo
 from repro.inputs import describe, plan_inputs, save_inputs
 from repro.manifest import REPRO, write_manifest
@@ -127,7 +127,8 @@ def header(info: ReproInfo, device: str, ops: list[str]) -> list[str]:
     rung = rung_of(info.signature)
     what = WHAT.get(info.kind if rung == "exception" else rung, info.kind)
     where = f" in {', '.join(ops[:4])}{', ...' if len(ops) > 4 else ''}" if ops else ""
-    return [*comment(f"torch.compile ({info.stage}) gives {what}{where} (minify, from {info.source})."),
+    who = "AOTInductor (aoti_compile_and_package)" if info.setup.spec.backend == AOTI else f"torch.compile ({info.stage})"
+    return [*comment(f"{who} gives {what}{where} (minify, from {info.source})."),
             *comment(f"torch {torch.__version__}, Python {platform.python_version()}, {platform.system()} "
                      f"{platform.machine()} ({device}). Exit 1 while the bug is there, 0 once it is fixed.")]
 
@@ -190,6 +191,9 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     main, needs_where = check_lines(info, facts, device, function=False)
     as_function, _ = check_lines(info, facts, device, function=True)
     stdlib = ["import signal", "import subprocess", "import sys"] if info.kind in CRASHING else []
+    aoti = info.setup.spec.backend == AOTI
+    if aoti:
+        stdlib = sorted(stdlib + ["import os", "import tempfile"])
     if plan.saved:
         stdlib.append("from pathlib import Path")
     lines = [*header(info, device, _ops(gm)), *stdlib, *([""] if stdlib else []), *imports_used]
@@ -204,6 +208,8 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     if inject:
         lines += ["", inject]
     lines += ["", "", function.rstrip(), "", "", plan.source.rstrip()]
+    if aoti:
+        lines += ["", "", AOTI_HELPER]
     if needs_where:
         lines += ["", "", WHERE_HELPER]
     lines += ["", "", *main]

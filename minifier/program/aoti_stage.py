@@ -1,8 +1,9 @@
-"""AOTInductor packages in the script's run (compiler/aoti_capture.py recorded them): until
-minify reduces them, a failure in one ends in a plain "not supported yet" (exit 9) that says
-what failed and where the exported program and its inputs are, never a bug verdict the tool
-cannot back, and never the program-level search (its layers and candidates are about
-torch.compile). An export that raised is the user's (exit 2 with the exporter's message)."""
+"""AOTInductor packages in the script's run (compiler/aoti_capture.py recorded them): a failure
+in one is reduced (minifier/program/aoti_reduce.py); one it could not reduce ends in a plain
+"not supported" (exit 9) that says what failed, why it was not reduced and where the exported
+program and its inputs are, never a bug verdict the tool cannot back, and never the
+program-level search (its layers and candidates are about torch.compile). An export that
+raised is the user's (exit 2 with the exporter's message)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from minifier.capture.process import Capture
 from minifier.report.rows import write_report
 from minifier.start.launch import UserError
 
-ISSUE = "minify cannot reduce AOTInductor programs yet (issue 49)"
+ISSUE = "minify could not reduce this AOTInductor package (issue 49)"
 
 
 def packages(capture: Capture) -> list[dict]:
@@ -36,7 +37,7 @@ def used(capture: Capture) -> bool:
                                    or (folder / "aoti_calling").exists())
 
 
-def _running(capture: Capture) -> int | None:
+def running(capture: Capture) -> int | None:
     """The package whose call was running when the script's process ended (a crash)."""
     marker = None if capture.folder is None else capture.folder / "aoti_calling"
     try:
@@ -60,7 +61,7 @@ def failure_line(capture: Capture, records: list[dict], e2e=None) -> str | None:
         return (f"AOTInductor package {r['index']} (aoti_compile_and_package) {how}: "
                 f"{_first_line(f.get('message') or f.get('signature'))} "
                 f"(its exported program: {Path(r['folder']) / 'exported.pt2'})")
-    index = _running(capture)
+    index = running(capture)
     if index is not None and capture.script.get("status") in ("crash", "hang"):
         saved = capture.folder / f"aoti_{index}" / "exported.pt2"
         return (f"the script's process died ({capture.script.get('status')}) while AOTInductor package {index} ran "
@@ -88,11 +89,13 @@ def refuse(capture: Capture, e2e=None, out: Path | None = None, report: dict | N
     every check passed and whose program agrees with the control goes on."""
     refuse_prebuilt(capture)
     records = packages(capture)
-    if not records and _running(capture) is None:
+    if not records and running(capture) is None:
         return
     line = failure_line(capture, records, e2e)
     if line is None:
         return
+    if report is not None and report.get("aoti_replay"):  # aoti_reduce tried: why it could not
+        line += f"; not reduced: {report['aoti_replay']}"
     if report is not None and out is not None:
         report.update(status="unsupported", unsupported=f"{line}; {ISSUE}", aoti_packages=[
             {k: r.get(k) for k in ("index", "calls", "failure", "verdict", "folder")} for r in records])

@@ -10,7 +10,7 @@ from pathlib import Path
 from minifier.capture.process import Capture, run_capture
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_REPRODUCED, EXIT_NOTHING_FAILED, EXIT_NUMERICS, EXIT_OK
 from minifier.localize.numerics_hints import verified_hints
-from minifier.program import aoti_stage, interaction
+from minifier.program import aoti_reduce, aoti_stage, interaction
 from minifier.program.layers import Layer, blame_layer, raised_in_dynamo
 from minifier.program.program_repro import minify_program, write_program_issue, write_program_test
 from minifier.report import html as html_report, numerics
@@ -28,7 +28,10 @@ def nothing_failed(session: Session, capture: Capture) -> Result:
               "graph_count": len(capture.graphs), "script_status": script.get("status"),
               "wall_seconds": round(time.perf_counter() - start, 2)}
     what = interaction.script_failure(script)
-    aoti_stage.refuse(capture, None, out, report)  # an AOTInductor package failed: not supported yet (exit 9)
+    reduced = aoti_reduce.reduce_package(session, capture, report)  # a failing AOTInductor package, reduced
+    if reduced is not None:
+        return reduced
+    aoti_stage.refuse(capture, None, out, report)  # a failing AOTInductor package not reduced (exit 9)
     write_report(out, report)
     if not capture.graphs and what is None and not aoti_stage.used(capture):
         raise UserError("the script never called a torch.compile'd function: nothing to check", EXIT_NOTHING_FAILED)

@@ -229,8 +229,12 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     table.add_row("signature", failure["signature"])
     also = f"; same bug in graph(s) {', '.join(map(str, bug['also_in_graphs']))}" if bug.get("also_in_graphs") else ""
     part = f", {bug['part']}" if bug.get("part") else ""
-    table.add_row("graph", f"{bug['failing_graph'] + 1} of {report['graph_count']} (index {bug['failing_graph']}{part})"
-                           f"{also}")
+    if bug.get("aoti_package") is not None:  # an exported program compiled with AOTInductor, not a Dynamo graph
+        table.add_row("graph", f"AOTInductor package {bug['aoti_package']}'s exported graph (reduced with "
+                               f"{bug.get('reduced_with')})")
+    else:
+        table.add_row("graph", f"{bug['failing_graph'] + 1} of {report['graph_count']} (index {bug['failing_graph']}"
+                               f"{part}){also}")
     table.add_row("stage", bug["stage"] + ("" if bug["stage"] == "inductor" else
                                            "  (fails before Inductor: not an Inductor bug)"))
     table.add_row("reproduced", Text.assemble(f"{bug['reproduced']} times", ("  flaky" if bug.get("flaky") else "", "red")))

@@ -43,6 +43,9 @@ FIELDS = {
     "gpu_health": "object",
     "unsupported": "string",
     "aoti_packages": "array",
+    "aoti_replay": "string",
+    "aoti_package": "integer",
+    "reduced_with": "string",
     "versions": "object",
     "versions_by_bug": "object",
     # the first bug's row (one of `bugs`), spread at the top level

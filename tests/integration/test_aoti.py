@@ -1,6 +1,7 @@
 """AOTInductor programs (issue 49): the "nothing compiled" control turns AOTInductor off too, a
-failure in an AOTInductor package ends in a plain "not supported yet" (exit 9), never in a
-false "the script fails without torch.compile too", and an export that fails is the user's
+failure in an AOTInductor package ends in a verified repro of its reduced exported graph (or,
+where it cannot be reduced, a plain "not supported", exit 9), never in a false "the script
+fails without torch.compile too", and an export that fails is the user's
 (exit 2, the exporter's message). Real torch.export and real AOTInductor throughout; the
 planted bugs are compiler.inject's, which reach Inductor's code under AOTInductor too.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, ROOT, run_minify
-from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_UNSUPPORTED
+from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNSUPPORTED
 from minifier.capture.process import Capture, run_capture
 from minifier.program.instrument import run_program
 from minifier.report.schema import off_schema
@@ -65,26 +66,50 @@ def test_program_control_turns_aoti_off(aoti_repro, tmp_path):
 
 
 @pytest.mark.e2e
-def test_aoti_accuracy_is_not_supported_yet(tmp_path):
+def test_aoti_accuracy_ends_in_verified_repro(tmp_path):
     """A wrong value in an AOTInductor package: found by checking the package against its exported
-    program run eagerly, said plainly as not supported yet (exit 9); the exported program and
-    the package's real inputs are saved. Before, 0 graphs and a false exit 2."""
+    program run eagerly, its exported graph reduced to the planted op, and repro.py (the small
+    graph exported, compiled with aoti_compile_and_package, loaded and run) verified in a fresh
+    process and with AOTInductor off. Before, exit 9 (and before that 0 graphs and a false exit 2)."""
     script = tmp_path / "deploy.py"
     source = (CORPUS / "aoti" / "relu_accuracy_mlp.py").read_text()
     script.write_text(source.replace('    print("scores[0]:", package(x)[0])',
                                      '    torch.testing.assert_close(package(x), model(x))'))
     out = tmp_path / "out"
     done = run_minify([str(script), "-o", str(out)], tmp_path)
-    assert done.returncode == EXIT_UNSUPPORTED, done.stdout + done.stderr
-    assert "AOTInductor package 0" in done.stderr and "differs from its exported program" in done.stderr
-    assert "fails without torch.compile too" not in done.stderr
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
     report = json.loads((out / "report.json").read_text())
-    assert report["status"] == "unsupported" and report["aoti_packages"][0]["failure"]["kind"] == "accuracy"
+    assert report["status"] == "reproduced" and report["verified"] is True, report
+    assert report["aoti_package"] == 0 and report["failure"]["kind"] == "accuracy"
+    assert 1 <= report["ops_after"] <= 3 and "relu" in report["ops"], report["ops"]
     assert off_schema(report) == []
+    repro = (out / "repro.py").read_text()
+    assert "aoti_compile_and_package" in repro and "torch.compile(" not in repro
     package = out / "work" / "capture" / "aoti_0"
     record = json.loads((package / "record.json").read_text())
     assert record["failure"]["kind"] == "accuracy" and record["calls"] == 1
     assert (package / "exported.pt2").exists() and (package / "inputs.pt").exists()
+
+
+def test_aoti_backend_compiles_ahead_of_time(tmp_path):
+    """The backend `aoti` of a CompileSpec (how a candidate is asked when the failure shows only
+    under AOTInductor) exports the graph and calls aoti_compile_and_package, not torch.compile:
+    the planted lowering error is raised from inside it (it raises at once: no C++ is built)."""
+    import traceback
+
+    import torch
+
+    from compiler.inject import injected, parse_spec
+    from compiler.stages import CompileSpec, compile_for_stage
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.exp(x) + 1
+
+    with injected(parse_spec("lowering:exp:compile_error")), pytest.raises(Exception) as raised:
+        compile_for_stage(M(), "inductor", CompileSpec(backend="aoti"))(torch.randn(3))
+    frames = [frame.name for frame in traceback.extract_tb(raised.value.__traceback__)]
+    assert "aoti_compile_and_package" in frames, frames
 
 
 @pytest.mark.e2e
@@ -157,7 +182,14 @@ def aoti_cases() -> list[dict]:
 @pytest.mark.corpus
 @pytest.mark.parametrize("case", aoti_cases(), ids=lambda c: c["name"])
 def test_aoti_corpus_case(case, tmp_path):
-    """Each planted AOTInductor case ends in exit 9 naming the package and the kind of failure."""
-    done = run_minify([str(CORPUS / "aoti" / case["script"]), "-o", str(tmp_path / "out")], ROOT)
-    assert done.returncode == EXIT_UNSUPPORTED, done.stdout + done.stderr
-    assert case["expect"] in done.stderr, done.stderr
+    """Each AOTInductor case ends as its manifest says: a verified repro of its culprit op in at
+    most three ops (exit 0), or exit 9 naming the package and the kind of failure."""
+    out = tmp_path / "out"
+    done = run_minify([str(CORPUS / "aoti" / case["script"]), "-o", str(out)], ROOT)
+    assert done.returncode == case["exit"], done.stdout + done.stderr
+    if case["exit"] == EXIT_UNSUPPORTED:
+        assert case["expect"] in done.stderr, done.stderr
+        return
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] is True and report["ops_after"] <= 3, report
+    assert set(case["culprit_ops"]) <= set(report["ops"]), report["ops"]
