@@ -48,9 +48,17 @@ def counts(text: str) -> list[int]:
     return found
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (`taskset`, a container's CPU set), not the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
 def run_row(workers: int, ns, extra: list[str]) -> dict:
     """N shard processes side by side; their examples per minute, summed."""
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     env = {**os.environ, "OMP_NUM_THREADS": str(max(1, cores // workers)), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
@@ -91,7 +99,7 @@ def markdown(rows: list[dict], ns, extra: list[str]) -> str:
     import torch
 
     base = rows[0]["per_minute"] / rows[0]["workers"] if rows and rows[0]["per_minute"] else None
-    lines = [f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+    lines = [f"{time.strftime('%Y-%m-%d')}, {usable_cores()} cores ({platform.processor() or platform.machine()}), "
              f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed}"
              f"{' ' + ' '.join(extra) if extra else ''}`", "",
              "| workers | OMP threads each | examples | shards answered | wall (s) | examples/min | vs 1 worker |",
