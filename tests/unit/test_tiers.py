@@ -47,6 +47,13 @@ def test_every_test_file_is_in_a_tier_folder():
     assert files and not stray, f"move each into one of tests/{{{','.join(TIERS)}}}/: {stray}"
 
 
+def test_no_two_test_files_share_a_name():
+    """Test folders have no __init__.py: pytest imports each file by its base name, and a second
+    file of that name in another tier stops the collection of a run over every tier (CI's)."""
+    names = [p.name for p in _test_files()]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
 def test_one_conftest_serves_every_tier():
     """The test files import conftest's helpers by name: a second conftest.py would shadow them."""
     assert sorted(TESTS.rglob("conftest.py")) == [TESTS / "conftest.py"]
