@@ -1,3 +1,3 @@
 """One whole run: the pipeline that strings the stages together, and what a stopped run leaves.
-May import: blame, capture, emit, exit_codes, localize, program, reduce, report, search, start, workers
+May import: blame, capture, distributed, emit, exit_codes, localize, program, reduce, report, search, start, workers
 """
