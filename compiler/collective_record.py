@@ -10,6 +10,7 @@ bug (`collective_bug`), and one process cannot show it.
 """
 from __future__ import annotations
 
+import json
 import os
 import traceback
 from pathlib import Path
@@ -60,6 +61,9 @@ class RecordingModel:
         torch.save({w: {"input": seen[w]["input"], "result": seen[w]["result"]} for w in waits},
                    folder / COLLECTIVE_VALUES)  # each one's own input and result on this rank: the 2-rank repro's
         self.rewritten, self.peers = gm, peers
+        tmp = folder / "record.tmp"  # now: where the compile failed, the capture wrote it before this call
+        tmp.write_text(json.dumps(self.record, indent=1, default=str))
+        os.replace(tmp, folder / "record.json")
 
 
 def recording(eager_gm, folder: Path, record: dict, write_graph):
