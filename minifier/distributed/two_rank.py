@@ -91,7 +91,8 @@ def write_repro(out: Path, g, rank: int, nproc: int, script: str, graph_count: i
         torch.save(values[row["wait"]]["input"], out / f"inputs_rank{r}.pt")
     args = "".join(f"{a!r}, " for a in row["args"][1:-1])
     injections = [Injection.from_dict(d) for d in g.record.get("injections", [])]
-    header = [f"# torch.compile (inductor) gives wrong values in {row['op']} (the collective itself; minify, from "
+    what = "gives wrong values" if (g.failure or {}).get("kind") == "accuracy" else "fails"
+    header = [f"# torch.compile (inductor) {what} in {row['op']} (the collective itself; minify, from "
               f"{script} rank {rank} of {nproc}, graph {g.index} of {graph_count}).",
               f"# Runs on {nproc} processes (gloo). torch {torch.__version__}. Exit 1 while the bug is there, "
               f"0 once it is fixed; `--compiler-off`: the same run with nothing compiled.",

@@ -6,10 +6,14 @@ import time
 
 from minifier.capture.process import Capture
 from minifier.distributed import two_rank
-from minifier.distributed.two_rank import collective_bug  # noqa: F401  (the pipeline's question)
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.report.rows import graph_row, write_report
 from minifier.start.launch import Result
+
+
+def collective_bug(graphs) -> object | None:
+    """The pipeline's question: does the chosen rank's failure lie in a collective itself?"""
+    return two_rank.collective_bug(graphs)
 
 
 def collective_result(session, capture: Capture, g) -> Result:

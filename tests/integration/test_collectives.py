@@ -2,7 +2,6 @@
 its recorded result (compiler/collectives.py), and, where the collective itself is the bug, a repro
 that starts its own ranks (minifier/distributed/two_rank.py). Real Dynamo graphs, real gloo."""
 import json
-from pathlib import Path
 
 import pytest
 import torch
