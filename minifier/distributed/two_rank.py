@@ -41,8 +41,9 @@ def one_rank(rank, world, store, results, compiler_off):
     actual = torch.compile(graph, backend="eager" if compiler_off else "inductor")(x.clone(), group)
     err = (expected - actual).abs().max().item()
     ok = torch.allclose(expected, actual, rtol=1e-4, atol=1e-5)
-    Path(results, f"rank{{rank}}").write_text("ok" if ok else f"max_abs_err={{err:.4g}}")
-    dist.destroy_process_group()
+    Path(results, f"rank{{rank}}.tmp").write_text("ok" if ok else f"max_abs_err={{err:.4g}}")
+    os.replace(Path(results, f"rank{{rank}}.tmp"), Path(results, f"rank{{rank}}"))
+    dist.destroy_process_group()  # the parent does not wait for it: a rank may hang here
 
 
 def main():
@@ -53,6 +54,8 @@ def main():
         deadline = time.monotonic() + LIMIT
         try:
             while not ctx.join(timeout=2):
+                if all(Path(tmp, f"rank{{r}}").exists() for r in range(WORLD)):
+                    break  # every rank has answered
                 if time.monotonic() > deadline:
                     print(f"the ranks did not finish within {{LIMIT}} s")
                     return 2
@@ -96,7 +99,7 @@ def write_repro(out: Path, g, rank: int, nproc: int, script: str, graph_count: i
               f"{script} rank {rank} of {nproc}, graph {g.index} of {graph_count}).",
               f"# Runs on {nproc} processes (gloo). torch {torch.__version__}. Exit 1 while the bug is there, "
               f"0 once it is fixed; `--compiler-off`: the same run with nothing compiled.",
-              "import sys, tempfile, time", "from datetime import timedelta", "from pathlib import Path", "",
+              "import os, sys, tempfile, time", "from datetime import timedelta", "from pathlib import Path", "",
               "import torch", "import torch._inductor.config", "import torch.distributed as dist",
               "import torch.multiprocessing as mp", "", "torch._inductor.config.compile_threads = 1",
               injection_source(injections), "", "HERE = Path(__file__).resolve().parent",
