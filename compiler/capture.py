@@ -24,7 +24,8 @@ from pathlib import Path
 
 import torch
 
-from compiler import aoti_capture, aoti_control, config_snapshot, gpu_gate, inject, kernels, launch_form, settings
+from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, gpu_gate, inject, kernels,
+                      launch_form, settings)
 from compiler.call_outputs import record_first_call
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
 from compiler.launch_form import Launch
@@ -161,7 +162,8 @@ class RecordingBackend:
                                  "traceback": traceback.format_exc()[-4000:]}
             save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record)
-            return eager_gm.forward
+            collective = collective_record.has_collectives(eager_gm)  # its first eager call records them
+            return _wrap(None, eager_gm, folder, record, session) if collective else eager_gm.forward
         return _wrap(compiled, eager_gm, folder, record, session)
 
     def _compile(self, key: int, gm, example_inputs, record: dict | None):
@@ -255,9 +257,10 @@ def _unsupported(exc: Exception) -> str:
 
 
 def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, checked=None):
-    """Dynamo calls a backend's result with positional arguments; so does this wrapper.
-    `compiled` None: compiling failed; save the inputs at the first call and run eagerly.
-    `checked`: what the first-call check runs instead of `compiled`."""
+    """Dynamo calls a backend's result with positional arguments; so does this wrapper. `compiled` None:
+    compiling failed; save the inputs at the first call and run eagerly. `checked`: what the check runs."""
+    model = collective_record.recording(eager_gm, folder, record, _write_graph)  # eager_gm, or its collectives kept
+
     def call(*args):
         if _fake_call(args):  # DDPOptimizer runs each compiled piece once on fake tensors: not a call to record
             return (compiled or eager_gm)(*args)
@@ -265,12 +268,14 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
         if record["calls"] == 1:
             save_inputs(folder, eager_gm, list(args), record)
             session.marker.write_text(str(record["index"]))
+            getattr(model, "first_call", len)(args)
             if compiled is not None:
-                _check(eager_gm, list(args), checked or compiled, record, session.judging)
+                _check(model, list(args), checked or compiled, record, session.judging)
+                collective_record.recheck_alone(model, lambda *a: judged_check(*a, "inductor", session.judging))
             write_json(folder / "record.json", record)
         session.marker.write_text(str(record["index"]))
         if compiled is None or ("failure" in record and record["failure"]["kind"] != "accuracy"):
-            return eager_gm(*args)  # keep the script going on eager values
+            return model(*args)  # keep the script going on eager values
         return compiled(*args)
 
     return call

@@ -4,7 +4,8 @@ The op's entry in `torch._inductor.lowering.lowerings` is wrapped so the IR it b
 the right value and then a wrong one from it (`add_one`, `negate`, ...), or so that lowering
 raises (`compile_error`). Eager, aot_eager and aot_eager_decomp_partition never lower, so
 only the `inductor` stage shows it. The op must reach Inductor undecomposed (e.g. `sigmoid`,
-`tanh`, `exp`, `relu`, `mul`; not `gelu` or `silu`, which Inductor decomposes first).
+`tanh`, `exp`, `relu`, `mul`; not `gelu` or `silu`, which Inductor decomposes first). A
+functional collective's op is named with its namespace: `_c10d_functional.wait_tensor`.
 
 Spec string: `lowering:OP[.OVERLOAD][:KIND[:FORM[:symbolic]]]`, e.g. `lowering:sigmoid:accuracy:negate`.
 `symbolic` makes the lowering wrong only where an input's size is symbolic (dynamic shapes):
@@ -26,8 +27,10 @@ def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
 
     aten = torch.ops.aten
     table = lowering.lowerings
-    packet_name, _, overload = op.partition(".")
-    packet = getattr(aten, packet_name)
+    ns = "_c10d_functional."  # `lowering:_c10d_functional.wait_tensor:accuracy:double`: a collective's op
+    space, name = (torch.ops._c10d_functional, op[len(ns):]) if op.startswith(ns) else (aten, op)
+    packet_name, _, overload = name.partition(".")
+    packet = getattr(space, packet_name)
     names = [overload] if overload else list(packet.overloads())
     targets = [getattr(packet, n) for n in names if getattr(packet, n) in table]
     if not targets:

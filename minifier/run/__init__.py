@@ -1,3 +1,3 @@
 """One whole run: the pipeline that strings the stages together, and what a stopped run leaves.
-May import: capture, emit, exit_codes, localize, program, reduce, report, search, start, workers
+May import: capture, distributed, emit, exit_codes, localize, program, reduce, report, search, start, workers
 """

@@ -28,6 +28,7 @@ from minifier.report.blame import blame_markdown
 from minifier.report.bug_row import bug_row
 from minifier.report.rows import finding_counts, graph_row, mark_unverified, run_status, verdict_kind, write_report
 from minifier.report.shared_causes import mark_shared_causes
+from minifier.run.collective_run import collective_bug, collective_result
 from minifier.run.stopped import StepsSeen, resume_line, write_stopped
 from minifier.search.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
 from minifier.search.unjudged_outputs import bugs_at_unjudged_outputs
@@ -106,6 +107,8 @@ def _run(session: Session) -> Result:
     """The stages, in order: capture, search each failing graph (reducing its bugs, their repros
     verified on the side), localize, report."""
     capture = _finish_capture(session)
+    if "ranks" in capture.script and (g := collective_bug(capture.graphs)) is not None:
+        return collective_result(session, capture, g)  # the collective itself: a repro on the ranks
     # A script that fails without the compiler too is the user's bug (exit 2). Its run with nothing
     # compiled goes on beside the graph search (a graph's own verdicts are judged against its own
     # eager run, so none waits for it); its answer is taken before anything is reported.

@@ -110,11 +110,13 @@ def _check_case(case: dict, tmp_path: Path) -> None:
     assert f"rank {case['rank']} of {case['nproc']}, graph {report['failing_graph']}" in head, head
     assert any(op in head for op in case["culprit_ops"]), head
     assert report["ops_after"] <= case["max_ops"] and report["verified"] is True, report.get("verify_line")
-    # one process, no process group: the repro runs alone from another folder
+    # the repro runs alone from another folder: on one process with no process group, or (the
+    # collective itself the bug) on the ranks it starts itself
     run = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "process_group" not in repro.read_text()
+    assert ("process_group" in repro.read_text()) == (case.get("repro_ranks", 1) == 2)
+    assert report.get("repro_ranks", 1) == case.get("repro_ranks", 1)
 
 
 @pytest.mark.e2e
@@ -125,7 +127,17 @@ def test_a_two_rank_ddp_job_ends_in_a_one_process_repro(tmp_path):
 
 
 @pytest.mark.e2e
+def test_a_bug_of_the_collective_itself_ends_in_a_two_rank_repro(tmp_path):
+    """A wrong lowering of a functional all_reduce's wait, on both ranks: without its collective the
+    graph passes on one process, so the repro is the all_reduce and its wait on 2 ranks, verified."""
+    _check_case(next(c for c in cases() if c["name"] == "funcol_wait_lowering"), tmp_path)
+
+
+DEFAULT_CASES = ("ddp_relu_knob", "funcol_wait_lowering")
+
+
+@pytest.mark.e2e
 @pytest.mark.corpus
-@pytest.mark.parametrize("case", [c for c in cases() if c["name"] != "ddp_relu_knob"], ids=lambda c: c["name"])
+@pytest.mark.parametrize("case", [c for c in cases() if c["name"] not in DEFAULT_CASES], ids=lambda c: c["name"])
 def test_distributed_corpus_case(case, tmp_path):
     _check_case(case, tmp_path)

@@ -1,0 +1,28 @@
+"""A compiled step holding a functional all_reduce; minify plants a wrong lowering of the
+collective's wait (`--inject lowering:_c10d_functional.wait_tensor:accuracy:double`: the reduced
+value doubled). The collective itself is the bug: replaced by its recorded result it is gone, so
+the repro runs on 2 ranks.
+Run: torchrun --nproc-per-node 2 funcol_wait_lowering.py
+"""
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+
+
+def step(x, w):
+    h = torch.sin(x @ w)
+    s = funcol.all_reduce(h, "sum", dist.group.WORLD)
+    return torch.cos(s) + h
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(rank)
+    out = torch.compile(step)(torch.randn(8, 16), torch.randn(16, 16))
+    print(f"rank {rank} {out.sum().item():.4f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
