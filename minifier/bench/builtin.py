@@ -63,10 +63,8 @@ def case_injections(out: Path, case: dict) -> list[dict]:
     script_json = out / "work" / "capture" / "script.json"
     if script_json.exists():
         return json.loads(script_json.read_text()).get("injections", [])
-    code = ("import json, runpy\nfrom compiler import inject\n"
-            f"runpy.run_path({str(CORPUS / case['script'])!r}, run_name='bench_probe')\n"
-            "print(json.dumps([i.to_dict() for i in inject.active()]))\n")
-    proc = subprocess.run([sys.executable, "-c", code], env=project_env(), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "minifier.bench.planted_probe", str(CORPUS / case["script"])],
+                          env=project_env(), capture_output=True, text=True, timeout=600)
     return json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else []
 
 

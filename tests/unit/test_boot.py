@@ -14,9 +14,8 @@ BOOT_MAY_IMPORT = {"torch", "triton"}
 # exec of text that is data, not a program of ours: code printed by torch.fx and read back, and the
 # sources a repro folder's manifest carries (repro/runner.py runs them as repro.py would)
 EXEC_ALLOWED = {"compiler/graph_code.py", "repro/runner.py"}
-# `python -c` left: bench runs a corpus script under compiler.inject to list what it plants (it
-# imports minify's packages, so no boot file could do it)
-DASH_C_ALLOWED = {"minifier/bench/builtin.py"}
+# `python -c` nowhere: what imports minify's packages runs as a module (python -m minifier.bench.planted_probe)
+DASH_C_ALLOWED: set = set()
 
 
 def _files():
