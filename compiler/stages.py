@@ -58,8 +58,8 @@ class CompileSpec:
 class CompileSetup:
     """How one graph is compiled and run, carried whole from the capture's record to every
     question about it: `spec` (the script's torch.compile call and Inductor config), `injections`
-    (bugs planted, as compiler.inject.Injection.to_dict()), `context` (the modes the graph ran
-    under: compiler.context)."""
+    (bugs planted, as compiler.inject.Injection.to_dict(); the repro writer also takes them whole),
+    `context` (the modes the graph ran under: compiler.context)."""
 
     spec: CompileSpec = field(default_factory=CompileSpec)
     injections: tuple = ()

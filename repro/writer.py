@@ -176,6 +176,12 @@ def split_tuple_outputs(gm: fx.GraphModule, inputs: list) -> fx.GraphModule:
 IN_PROCESS = ["torch._inductor.config.compile_threads = 1"]
 
 
+def planted(info: ReproInfo) -> list:
+    """The bugs planted in the graph's compile: the setup's dicts read back, or injections given
+    whole (a spec no dict names, such as a test's own post-grad pass)."""
+    return [Injection.from_dict(i) if isinstance(i, dict) else i for i in info.setup.injections]
+
+
 def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     gm = split_tuple_outputs(gm, inputs)
     device = input_device(inputs)
@@ -186,7 +192,7 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     function = annotated.replace("def forward(self, ", "def f(", 1).replace("def forward(self)", "def f()", 1)
     facts = eager_facts(gm, inputs, info.setup.context)
     plan = plan_inputs(inputs, [p.name for p in placeholders(gm)], INPUTS_FILE, device)
-    inject = injection_source([Injection.from_dict(d) for d in info.setup.injections]).rstrip()
+    inject = injection_source(planted(info)).rstrip()
     config = config_lines(info.setup.spec.config)
     main, needs_where = check_lines(info, facts, device, function=False)
     as_function, _ = check_lines(info, facts, device, function=True)
@@ -225,7 +231,7 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         "device": device, "torch": torch.__version__, "python": platform.python_version(),
         "platform": platform.platform(), "spec": info.setup.spec.to_dict(), "compile": compile_kwargs,
         "config": dict(info.setup.spec.config), "config_source": config, "context": context_of(info, device),
-        "check": check_args(info), "injections": list(info.setup.injections),
+        "check": check_args(info), "injections": [i.to_dict() for i in planted(info)],
         "injection_source": inject, "inputs_file": INPUTS_FILE if plan.saved else None,
         "inputs": [describe(v) for v in inputs], "output_dtypes": [str(d) for d in dtypes],
         "oracle_summary": oracle_summary(info, dtypes), "imports": imports_used,

@@ -53,7 +53,7 @@ def traced(module: torch.nn.Module) -> fx.GraphModule:
 def repro_folder(folder, module, inputs, injections, stage="inductor", config=None):
     """A minimal repro folder of an accuracy bug, as the pipeline writes it after reducing."""
     info = ReproInfo(signature=f"accuracy@{stage}", kind="accuracy", stage=stage, message="differs from eager",
-                     setup=CompileSetup(CompileSpec(config=dict(config or {}), grad_enabled=False), [i.to_dict() for i in injections]),
+                     setup=CompileSetup(CompileSpec(config=dict(config or {}), grad_enabled=False), tuple(injections)),
                      source=f"{folder.name}.py, graph 0 of 1", script=f"{folder.name}.py", graph=0)
     write_repro(folder, traced(module), inputs, info)
     return folder
