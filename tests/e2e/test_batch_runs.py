@@ -32,23 +32,14 @@ def test_a_local_batch_gives_each_script_a_folder_and_a_row(tmp_path):
 @pytest.mark.corpus
 def test_a_worker_lost_mid_script_loses_and_doubles_nothing(tmp_path):
     pytest.importorskip("dask.distributed")
-    from test_fuzz_cluster import free_port, kill_a_busy_worker, start, stop  # it skips itself without Dask
+    from test_fuzz_cluster import kill_a_busy_worker, local_cluster  # it skips itself without Dask
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "COLUMNS": "200"}
-    address = f"tcp://127.0.0.1:{free_port()}"
-    log = open(tmp_path / "cluster.log", "w")
-    procs = [start(["scheduler", "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"], log, env)]
-    time.sleep(3)
-    procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--name", f"w{i}"], log, env) for i in (1, 2)]
-    try:
+    with local_cluster(tmp_path / "cluster.log", env) as address:
         batch = subprocess.Popen([sys.executable, "-m", "minifier", "batch", "--cluster", address, "-o",
                                   str(tmp_path / "out"), *(str(CORPUS / f"{s}.py") for s in SCRIPTS), "--", "-j", "1"],
                                  cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         killed = kill_a_busy_worker(address, time.monotonic() + 300)
         out, err = batch.communicate(timeout=900)
-    finally:
-        for proc in procs[1:] + procs[:1]:  # the workers, then the scheduler
-            stop(proc)
-        log.close()
     assert batch.returncode == 0, out + err
     result = json.loads((tmp_path / "out" / "batch.json").read_text())
     rows = result["scripts"]

@@ -4,6 +4,7 @@ run again on the other worker and the merged findings are those of the same camp
 process (`--shard 1/1`): none lost, none doubled. Skipped without the cluster extra."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -63,24 +64,32 @@ def stop(proc: subprocess.Popen) -> None:
                 continue
 
 
-@pytest.mark.corpus
-def test_a_worker_lost_mid_shard_loses_and_doubles_nothing(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
+@contextlib.contextmanager
+def local_cluster(log_path, env):
+    """A real Dask cluster on this machine, a scheduler and two one-thread workers (w1, w2): its
+    address; the workers, then the scheduler, are stopped on the way out."""
     address = f"tcp://127.0.0.1:{free_port()}"
-    log = open(tmp_path / "cluster.log", "w")
+    log = open(log_path, "w")
     procs = [start(["scheduler", "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"], log, env)]
     time.sleep(3)
     procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--name", f"w{i}"], log, env) for i in (1, 2)]
     try:
+        yield address
+    finally:
+        for proc in procs[1:] + procs[:1]:
+            stop(proc)
+        log.close()
+
+
+@pytest.mark.corpus
+def test_a_worker_lost_mid_shard_loses_and_doubles_nothing(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
+    with local_cluster(tmp_path / "cluster.log", env) as address:
         campaign = subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", *CAMPAIGN, "--cluster", address,
                                      "--shards", "2", "-o", str(tmp_path / "cl")], cwd=tmp_path, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         killed = kill_a_busy_worker(address, time.monotonic() + 300)
         out, err = campaign.communicate(timeout=900)
-    finally:
-        for proc in procs[1:] + procs[:1]:  # the workers, then the scheduler
-            stop(proc)
-        log.close()
     assert campaign.returncode == 1, out + err
     result = json.loads((tmp_path / "cl" / "fuzz.json").read_text())
     assert sorted(a["shard"] for a in result["answers"]) == ["1/2", "2/2"] and not result["failed_shards"], result
