@@ -3,8 +3,9 @@
 Where the failing graph, rewritten without its collectives (compiler/collectives.py), passes on
 one process, the collective itself is the bug (the capture's `collective_bug`). The graph is then
 cut to that collective and its wait, fed on each rank the input the collective had there, and
-repro.py forks itself into as many processes (gloo, a FileStore in a temporary folder: no port
-to choose, nothing to collide with; every wait bounded), runs the cut graph compiled and eagerly
+repro.py forks itself into as many processes (gloo, or NCCL with a GPU a rank where the inputs
+were on CUDA; a FileStore in a temporary folder: no port to choose, nothing to collide with;
+every wait bounded), runs the cut graph compiled and eagerly
 on each rank and exits 1 (REPRODUCED) where a rank's values differ, 0 where none does.
 It is verified in fresh processes: it must exit 1, and 0 with the compiler off.
 """
@@ -33,9 +34,11 @@ def graph(x, group_name):
 
 
 def one_rank(rank, world, store, results, compiler_off):
-    dist.init_process_group("gloo", init_method=f"file://{{store}}", rank=rank, world_size=world,
+    if BACKEND == "nccl":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(BACKEND, init_method=f"file://{{store}}", rank=rank, world_size=world,
                             timeout=timedelta(seconds=60))
-    x = torch.load(HERE / f"inputs_rank{{rank}}.pt")
+    x = torch.load(HERE / f"inputs_rank{{rank}}.pt", map_location=f"cuda:{{rank}}" if BACKEND == "nccl" else "cpu")
     group = dist.group.WORLD.group_name
     expected = graph(x.clone(), group)
     actual = torch.compile(graph, backend="eager" if compiler_off else "inductor")(x.clone(), group)
@@ -89,27 +92,34 @@ def write_repro(out: Path, g, rank: int, nproc: int, script: str, graph_count: i
     """repro.py and each rank's input beside it; the row report.json takes."""
     row = g.record["collectives"][0]
     base = g.folder.parent.parent
+    on_cuda = False
     for r in range(nproc):
-        values = torch.load(base / f"rank_{r}" / g.folder.name / COLLECTIVE_VALUES, weights_only=False)
-        torch.save(values[row["wait"]]["input"], out / f"inputs_rank{r}.pt")
+        values = torch.load(base / f"rank_{r}" / g.folder.name / COLLECTIVE_VALUES, weights_only=False,
+                            map_location="cpu")
+        x = values[row["wait"]]["input"]
+        on_cuda = on_cuda or getattr(x, "device", torch.device("cpu")).type == "cuda"
+        torch.save(x.cpu(), out / f"inputs_rank{r}.pt")
+    backend = "nccl" if on_cuda else "gloo"  # the job's tensors were on CUDA: its ranks ran NCCL
     args = "".join(f"{a!r}, " for a in row["args"][1:-1])
     injections = [Injection.from_dict(d) for d in g.record.get("injections", [])]
     what = "gives wrong values" if (g.failure or {}).get("kind") == "accuracy" else "fails"
     header = [f"# torch.compile (inductor) {what} in {row['op']} (the collective itself; minify, from "
               f"{script} rank {rank} of {nproc}, graph {g.index} of {graph_count}).",
-              f"# Runs on {nproc} processes (gloo). torch {torch.__version__}. Exit 1 while the bug is there, "
-              f"0 once it is fixed; `--compiler-off`: the same run with nothing compiled.",
+              f"# Runs on {nproc} processes ({backend}{', one GPU each' if backend == 'nccl' else ''}). "
+              f"torch {torch.__version__}. Exit 1 while the bug is there, 0 once it is fixed; "
+              "`--compiler-off`: the same run with nothing compiled.",
               "import os, sys, tempfile, time", "from datetime import timedelta", "from pathlib import Path", "",
               "import torch", "import torch._inductor.config", "import torch.distributed as dist",
               "import torch.multiprocessing as mp", "", "torch._inductor.config.compile_threads = 1",
               injection_source(injections), "", "HERE = Path(__file__).resolve().parent",
-              f"WORLD = {nproc}", f"LIMIT = {RUN_LIMIT - 20}"]
+              f"WORLD = {nproc}", f"LIMIT = {RUN_LIMIT - 20}", f"BACKEND = {backend!r}"]
     repro = out / "repro.py"
     repro.write_text("\n".join(header) + _BODY.format(op=row["op"], args=args))
     return {"repro": str(repro), "ops_after": 2, "ops_before": g.nodes, "ops": [row["op"], "wait_tensor"],
             "repro_ranks": nproc, "failing_graph": g.index, "failure": g.failure, "stage": "inductor",
             "reproduced": 1, "tries": 1, "part": g.part, "inputs": f"inputs_rank0.pt .. inputs_rank{nproc - 1}.pt",
-            "replay": f"on {nproc} ranks (gloo): without its collectives the graph passes on one process"}
+            "backend": backend,
+            "replay": f"on {nproc} ranks ({backend}): without its collectives the graph passes on one process"}
 
 
 def verify(repro: Path) -> tuple[bool, str]:

@@ -4,6 +4,8 @@ this machine, as a markdown table; no Dask needed (issue 50: 8 workers should gi
 Each row runs N plain `minify fuzz --shard I/N --max-time T` processes side by side (the shards
 of one seed: disjoint units, no end of examples, each stopping when its T seconds are spent) and
 reads each one's fuzz.json: examples drawn and seconds of campaign (after its worker started).
+Shards run with --no-reduce: a finding's reduction comes after the campaign, is not drawing, and
+would leave a shard that found something still reducing when its row's time is up.
 The row's rate is the sum of each shard's examples per minute; the speedup is against the first
 row. Each process gets OMP_NUM_THREADS = cores // N so that N processes do not oversubscribe
 the cores (and compiles in-process, as every minify worker does). Options it does not know go to
@@ -68,7 +70,7 @@ def run_row(workers: int, ns, extra: list[str]) -> dict:
     logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
     start = time.monotonic()
     procs = [subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed), "--max-time",
-                               str(ns.seconds), "--shard", f"{i}/{workers}", "-q", "-o", str(folder), *extra],
+                               str(ns.seconds), "--shard", f"{i}/{workers}", "--no-reduce", "-q", "-o", str(folder), *extra],
                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
              for i, (folder, log) in enumerate(zip(folders, logs), 1)]
     for proc in procs:

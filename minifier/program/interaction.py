@@ -75,7 +75,9 @@ def fails_in_eager_too(script: dict, eager: dict) -> str | None:
     return without if where is not None and where == user_line(eager) else None
 
 
-FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+# One line: a traceback clipped in its middle (the capture keeps its head and tail) can cut a frame's
+# `File "...` apart, and a file name spanning the cut would pass for the user's.
+FRAME = re.compile(r'File "([^"\n]+)", line (\d+)')
 LIBRARY = ("site-packages", "dist-packages", "/lib/python", "<")
 
 

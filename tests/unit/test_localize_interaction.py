@@ -61,3 +61,20 @@ def test_the_program_level_comparison_judges_as_the_run_does(tmp_path):
     assert strict is not None and strict.how == "outputs" and strict.metrics[0]["rung"] == "bitwise"
     assert outputs_differ(off, eager) is not None
     assert outputs_differ(off, eager, Judging(atol=0.1)) is None
+
+
+def test_a_traceback_clipped_inside_a_frame_still_names_the_users_line():
+    """The capture keeps a long traceback's head and tail with `...` between; a cut inside a
+    `File "..."` must not join two half-lines into a frame of the user's (a DDP program broken in
+    eager too was called Dynamo's bug so)."""
+    from minifier.program.interaction import fails_in_eager_too, user_line
+
+    user = '  File "/home/u/train.py", line 17, in main\n    ddp(x).sum().backward()\n'
+    lib = '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1789, in _call_impl\n'
+    clipped = user + lib + '  File "/home/\n...\nt.py", line 4511, in _call\n' + lib
+    compiled = {"status": "error", "type": "TorchRuntimeError", "traceback": clipped,
+                "message": "RuntimeError when making fake tensor call\n\nfrom user code:\n" + lib}
+    eager = {"status": "error", "type": "RuntimeError", "traceback": user + lib,
+             "message": "mat1 and mat2 shapes cannot be multiplied (4x17 and 16x32)"}
+    assert user_line(compiled) == user_line(eager) == ("/home/u/train.py", 17)
+    assert fails_in_eager_too(compiled, eager) is not None
