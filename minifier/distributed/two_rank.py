@@ -51,9 +51,12 @@ def one_rank(rank, world, store, results, compiler_off):
 
 def main():
     compiler_off = "--compiler-off" in sys.argv  # the same run with nothing compiled: must pass
-    with tempfile.TemporaryDirectory() as tmp:
+    if BACKEND == "nccl" and torch.cuda.device_count() < WORLD:  # no verdict: a rank could not even start
+        print(f"CANNOT RUN: {{WORLD}} ranks over NCCL need {{WORLD}} GPUs; {{torch.cuda.device_count()}} visible")
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:  # NCCL ranks are spawned: a CUDA process must not fork
         ctx = mp.start_processes(one_rank, args=(WORLD, Path(tmp, "store"), tmp, compiler_off), nprocs=WORLD,
-                                 join=False, start_method="fork")
+                                 join=False, start_method="spawn" if BACKEND == "nccl" else "fork")
         deadline = time.monotonic() + LIMIT
         try:
             while not ctx.join(timeout=2):

@@ -3,10 +3,14 @@ this machine, as a markdown table; no Dask needed (issue 50: 8 workers should gi
 
 Each row runs N plain `minify fuzz --shard I/N --max-time T` processes side by side (the shards
 of one seed: disjoint units, no end of examples, each stopping when its T seconds are spent) and
-reads each one's fuzz.json: examples drawn and seconds of campaign (after its worker started).
+reads each one's fuzz.json: examples drawn, programs checked and seconds of campaign (after its
+worker started). The rate is of programs checked (every program compiled and judged: drawn ones
+and those hypothesis tries while shrinking a failure): a shard that meets a failure spends its
+time shrinking, not drawing, so examples drawn alone say more about where the failures fell than
+about the machine's throughput; the table has both.
 Shards run with --no-reduce: a finding's reduction comes after the campaign, is not drawing, and
 would leave a shard that found something still reducing when its row's time is up.
-The row's rate is the sum of each shard's examples per minute; the speedup is against the first
+The row's rate is the sum of each shard's programs per minute; the speedup is against the first
 row. Each process gets OMP_NUM_THREADS = cores // N so that N processes do not oversubscribe
 the cores (and compiles in-process, as every minify worker does). Options it does not know go to
 every shard (--ops, --dtypes, --device, --backward, ...).
@@ -86,13 +90,13 @@ def run_row(workers: int, ns, extra: list[str]) -> dict:
     for folder in folders:
         try:
             data = json.loads((folder / "fuzz.json").read_text())
-            shards.append((data["examples"], data.get("campaign_seconds") or data["seconds"]))
+            shards.append((data["examples"], data["compiles"], data.get("campaign_seconds") or data["seconds"]))
         except (OSError, ValueError, KeyError):
-            shards.append((0, 0.0))
-    rate = sum(60.0 * examples / seconds for examples, seconds in shards if seconds)
-    return {"workers": workers, "threads": max(1, cores // workers), "examples": sum(e for e, _ in shards),
-            "answered": sum(1 for _, s in shards if s), "wall": round(wall, 1), "per_minute": round(rate, 1),
-            "exits": [p.returncode for p in procs]}
+            shards.append((0, 0, 0.0))
+    rate = sum(60.0 * checked / seconds for _, checked, seconds in shards if seconds)
+    return {"workers": workers, "threads": max(1, cores // workers), "examples": sum(e for e, _, _ in shards),
+            "checked": sum(c for _, c, _ in shards), "answered": sum(1 for _, _, s in shards if s),
+            "wall": round(wall, 1), "per_minute": round(rate, 1), "exits": [p.returncode for p in procs]}
 
 
 def markdown(rows: list[dict], ns, extra: list[str]) -> str:
@@ -104,11 +108,13 @@ def markdown(rows: list[dict], ns, extra: list[str]) -> str:
     lines = [f"{time.strftime('%Y-%m-%d')}, {usable_cores()} cores ({platform.processor() or platform.machine()}), "
              f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed}"
              f"{' ' + ' '.join(extra) if extra else ''}`", "",
-             "| workers | OMP threads each | examples | shards answered | wall (s) | examples/min | vs 1 worker |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| workers | OMP threads each | examples drawn | programs checked | shards answered | wall (s) "
+             "| programs/min | vs 1 worker |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         speedup = f"{r['per_minute'] / base:.2f}x" if base else "-"
-        lines.append(f"| {r['workers']} | {r['threads']} | {r['examples']} | {r['answered']}/{r['workers']} | "
+        lines.append(f"| {r['workers']} | {r['threads']} | {r['examples']} | {r['checked']} | "
+                     f"{r['answered']}/{r['workers']} | "
                      f"{r['wall']} | {r['per_minute']} | {speedup} |")
     return "\n".join(lines)
 
@@ -124,7 +130,8 @@ def main(argv: list[str]) -> int:
     for n in workers:
         print(f"{n} worker(s), {ns.seconds:g} s ...", file=sys.stderr, flush=True)
         rows.append(run_row(n, ns, extra))
-        print(f"  {rows[-1]['examples']} examples, {rows[-1]['per_minute']} per minute, exits {rows[-1]['exits']}",
+        print(f"  {rows[-1]['examples']} examples drawn, {rows[-1]['checked']} programs checked, "
+              f"{rows[-1]['per_minute']} programs per minute, exits {rows[-1]['exits']}",
               file=sys.stderr, flush=True)
     (ns.out / "throughput.json").write_text(json.dumps(rows, indent=1))
     print(markdown(rows, ns, extra))
