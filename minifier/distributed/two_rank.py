@@ -95,14 +95,12 @@ def write_repro(out: Path, g, rank: int, nproc: int, script: str, graph_count: i
     """repro.py and each rank's input beside it; the row report.json takes."""
     row = g.record["collectives"][0]
     base = g.folder.parent.parent
-    on_cuda = False
+    saved_on: list[str] = []  # where each stored tensor was (read on the CPU: minify's own process stays off CUDA)
     for r in range(nproc):
         values = torch.load(base / f"rank_{r}" / g.folder.name / COLLECTIVE_VALUES, weights_only=False,
-                            map_location="cpu")
-        x = values[row["wait"]]["input"]
-        on_cuda = on_cuda or getattr(x, "device", torch.device("cpu")).type == "cuda"
-        torch.save(x.cpu(), out / f"inputs_rank{r}.pt")
-    backend = "nccl" if on_cuda else "gloo"  # the job's tensors were on CUDA: its ranks ran NCCL
+                            map_location=lambda storage, location: saved_on.append(location) or storage)
+        torch.save(values[row["wait"]]["input"], out / f"inputs_rank{r}.pt")
+    backend = "nccl" if any(w.startswith("cuda") for w in saved_on) else "gloo"  # the job's tensors were on CUDA
     args = "".join(f"{a!r}, " for a in row["args"][1:-1])
     injections = [Injection.from_dict(d) for d in g.record.get("injections", [])]
     what = "gives wrong values" if (g.failure or {}).get("kind") == "accuracy" else "fails"

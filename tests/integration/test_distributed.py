@@ -92,10 +92,10 @@ def _left_running(folder: Path) -> list[str]:
     return left
 
 
-def _check_case(case: dict, tmp_path: Path) -> None:
+def _check_case(case: dict, tmp_path: Path, folder: Path = DISTRIBUTED) -> None:
     out = tmp_path / "out"
     args = ["-o", str(out), *[a for spec in case["inject"] for a in ("--inject", spec)],
-            "torchrun", "--nproc-per-node", str(case["nproc"]), str(DISTRIBUTED / case["script"])]
+            "torchrun", "--nproc-per-node", str(case["nproc"]), str(folder / case["script"])]
     r = run_minify(args, tmp_path)
     assert r.returncode == case["exit"], r.stdout[-3000:] + r.stderr[-3000:]
     assert not _left_running(out)
@@ -131,6 +131,22 @@ def test_a_bug_of_the_collective_itself_ends_in_a_two_rank_repro(tmp_path):
     """A wrong lowering of a functional all_reduce's wait, on both ranks: without its collective the
     graph passes on one process, so the repro is the all_reduce and its wait on 2 ranks, verified."""
     _check_case(next(c for c in cases() if c["name"] == "funcol_wait_lowering"), tmp_path)
+
+
+NCCL = DISTRIBUTED / "gpu"
+
+
+@pytest.mark.e2e
+@pytest.mark.cuda
+@pytest.mark.parametrize("case", json.loads((NCCL / "manifest.json").read_text()), ids=lambda c: c["name"])
+def test_an_nccl_job_on_two_gpus(case, tmp_path):
+    """The same on 2 GPUs over NCCL: a bug on one rank ends in a one-process repro on one GPU; a
+    bug of the collective itself in a repro that spawns its 2 ranks over NCCL."""
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    _check_case(case, tmp_path, NCCL)
 
 
 DEFAULT_CASES = ("ddp_relu_knob", "funcol_wait_lowering")
