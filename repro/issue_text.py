@@ -72,6 +72,11 @@ def describe_bug(report: dict, manifest: dict) -> list[str]:
             f"minify found it in graph {report.get('failing_graph')} of {report.get('graph_count')} of "
             f"`{Path(report.get('script') or '?').name}` and reduced it from {report.get('ops_before')} to "
             f"{report.get('ops_after')} op(s)."]
+    also = [f"graph {a['failing_graph']}" + (f" ({a['part']})" if a.get("part") else "") + " reduced to "
+            + ", ".join(f"`{op}`" for op in a.get("ops") or []) for a in report.get("also_reduced") or []]
+    if also:
+        text.append(f"The same bug shows in {'; '.join(also)}: {report['also_reduced'][0]['why']} "
+                    f"(one bug, reported once).")
     if manifest.get("injections"):
         text.append("**Note:** planted on purpose through minify's injection API: a test of the tool, not a "
                     "PyTorch bug.")

@@ -235,6 +235,10 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
     else:
         table.add_row("graph", f"{bug['failing_graph'] + 1} of {report['graph_count']} (index {bug['failing_graph']}"
                                f"{part}){also}")
+    for other in bug.get("also_reduced") or []:  # the same bug found and reduced in another graph
+        table.add_row("also in", f"graph {other['failing_graph'] + 1} (index {other['failing_graph']}, "
+                                 f"{other.get('part') or '?'}): reduced there to {', '.join(other.get('ops') or [])} "
+                                 f"({other.get('repro')}): {other['why']}")
     table.add_row("stage", bug["stage"] + ("" if bug["stage"] == "inductor" else
                                            "  (fails before Inductor: not an Inductor bug)"))
     table.add_row("reproduced", Text.assemble(f"{bug['reproduced']} times", ("  flaky" if bug.get("flaky") else "", "red")))

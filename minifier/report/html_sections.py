@@ -17,9 +17,11 @@ def _e(value) -> str:
 
 
 def bugs_of(report: dict, graph: int) -> list[dict]:
-    """The bugs found in graph `graph` (a report of one bug is its own bug)."""
+    """The bugs found in graph `graph` (a report of one bug is its own bug), with the findings
+    there folded into a bug found in another graph (minifier.report.same_bug)."""
     bugs = report.get("bugs") or ([report] if report.get("failure") else [])
-    return [b for b in bugs if b.get("failing_graph", graph) == graph]
+    return [b for b in bugs if b.get("failing_graph", graph) == graph] + \
+        [a for b in bugs for a in b.get("also_reduced") or [] if a.get("failing_graph") == graph]
 
 
 def culprits(loc: dict, bugs: list[dict]) -> tuple[set[str], set[str]]:

@@ -78,6 +78,7 @@ FIELDS = {
     "blame_error": "string",
     "unverified": "string",
     "same_cause_as": "integer",
+    "also_reduced": "array",
 }
 
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,

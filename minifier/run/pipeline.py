@@ -27,6 +27,7 @@ from minifier.report import html as html_report
 from minifier.report.blame import blame_markdown
 from minifier.report.bug_row import bug_row
 from minifier.report.rows import finding_counts, graph_row, mark_unverified, run_status, verdict_kind, write_report
+from minifier.report.same_bug import merge_same_bugs, reduced_in
 from minifier.report.shared_causes import mark_shared_causes
 from minifier.run.collective_run import collective_bug, collective_result
 from minifier.run.stopped import StepsSeen, resume_line, write_stopped
@@ -46,8 +47,6 @@ from repro.issue_text import write_issue
 from repro.versions import start as collect_env_start
 from repro.testgen import write_tests
 from repro.verify import PrewarmedSupply
-
-
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
@@ -351,9 +350,10 @@ def _final_report(session: Session, capture: Capture, found: Found, rows: list[d
     and the regression tests it names."""
     evaluators, out = found.evaluator_list(), session.out
     mark_unverified(rows, [cut_note(b) for b in found.bugs])
+    reduced = rows[found.bugs.index(next(b for b in found.bugs if b.small is not None))]
+    rows = merge_same_bugs(rows)  # one bug found in several graphs (forward and backward): one row
     # the top of the report is the first bug a verified repro stands behind (else the first reduced)
-    first = next((r for r in rows if "repro" in r and "unverified" not in r), None) or \
-        rows[found.bugs.index(next(b for b in found.bugs if b.small is not None))]
+    first = next((r for r in rows if "repro" in r and "unverified" not in r), None) or reduced
     mark_shared_causes(rows)
     report = {**_base_report(session, capture, rows, evaluators), **first}
     budget = session.budget  # stopped: max-time/max-compiles/interrupted
@@ -392,7 +392,7 @@ def _check_replayable(g: GraphRecord) -> None:
 def _base_report(session: Session, capture: Capture, rows: list, evaluators: list) -> dict:
     return {"status": "reproduced", "script": str(session.opts.script),
             "graphs": [graph_row(g) for g in capture.graphs],
-            "graph_count": len(capture.graphs), "failing_graphs": sorted({r["failing_graph"] for r in rows}),
+            "graph_count": len(capture.graphs), "failing_graphs": reduced_in(rows),
             "bugs": rows, "compiles": sum(e.compiles for e in evaluators),
             "cache_hits": sum(e.cache_hits for e in evaluators), "worker_restarts": session.pool.restarts,
             "capture_seconds": round(capture.seconds, 2), "wall_seconds": round(time.perf_counter() - session.start, 2),

@@ -242,3 +242,35 @@ def test_a_known_accuracy_bugs_op_is_masked_first_only_in_a_graph_that_fails_on_
     # a compile error would pass with relu masked, and be called the accuracy bug
     assert known_ops(gm, values, known, "compile_error@inductor|SyntaxError") == {}
     assert known_ops(gm, {}, known, "accuracy@inductor") == {}  # no recorded value to feed it
+
+
+@pytest.mark.slow
+def test_a_planted_bug_in_the_forward_and_backward_graphs_is_one_bug(tmp_path):
+    """Issue 45, item 2: a training step's planted erf bug was two bugs, `gelu` in the forward
+    graph (Inductor lowers it through erf) and `erf` in the backward one (gelu's derivative).
+    Both repros fail on values at Inductor and blame names erf's lowering in each: one bug, its
+    repro the forward graph's, the backward graph listed with its own reduction."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(8, 16), torch.randn(8, 4)
+        loss = ((torch.compile(model)(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        """))
+    proc = run_minify([str(script), "-q", "-j", "2", "--inject", "erf:accuracy:double"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = tmp_path / "minify-out" / "prog"
+    report = json.loads((out / "report.json").read_text())
+    assert [(b["failing_graph"], b["ops"], b["also_in_graphs"]) for b in report["bugs"]] == [(0, ["gelu"], [1])]
+    folded = report["also_reduced"]
+    assert [(a["failing_graph"], a["part"], a["ops"], a["verified"]) for a in folded] == [(1, "backward", ["erf"], True)]
+    assert "aten.erf.default" in folded[0]["why"] and report["findings"]["findings"] == 1
+    assert report["failing_graphs"] == [0, 1] and report["repro"] == str(out / "repro.py")
+    assert "graph 2 (index 1, backward): reduced there to erf" in proc.stdout
+    assert "bug 2" not in proc.stdout
+    assert "The same bug shows in graph 1 (backward) reduced to `erf`" in (out / "issue.md").read_text()
