@@ -1,14 +1,14 @@
 """Run a written repro.py the way a maintainer would: fresh process, another directory.
 
 Most of a fresh `python repro.py` is torch.compile's one-time start-up: lazy imports, the
-CPU ISA probe, pattern tables (about 7 of 9 s for a one-op repro on 2 cores).
-`PrewarmedPython` is a fresh interpreter, started early, that pays it on a throwaway
-function and then runs repro.py as `__main__` when asked: the same program, without the wait.
-A "does not reproduce" from it is checked again with a cold `python repro.py`.
+CPU ISA probe, pattern tables (about 7 of 9 s for a one-op repro on 2 cores). The caller may
+hand in a process that has paid it (`prewarmed`: one of the run's warm interpreters,
+minifier/workers/interpreters.py, the supply its workers come from too), which runs repro.py as
+`__main__`: the same program, without the wait. A "does not reproduce" from it is checked again
+with a cold `python repro.py`.
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import gpu_gate
-from compiler.boot import CONTROL_RUN, PREWARMED_REPRO, wire
+from compiler.boot import CONTROL_RUN
 from compiler.gpu_slots import SLOTS
 
 VERDICTS = ("REPRODUCED", "NOT REPRODUCED", "CANNOT RUN")
@@ -35,7 +35,7 @@ class Verification:
 def run_repro(repro: Path, timeout: float = 600.0, args: list[str] | None = None,
               prewarmed=None, stopped=lambda: False) -> Verification:
     """Run `python repro.py ARGS` from a fresh temporary directory and read its verdict. With
-    `prewarmed` (a PrewarmedPython, or anything with its `run`), in a process that has paid
+    `prewarmed` (anything with a `run(repro, args, timeout)`: a warm interpreter of the run's), in a process that has paid
     torch's start-up; a repro that does not reproduce there is run again cold, so an answer
     of "no" never rests on the shortcut, unless `stopped()` says the caller stopped meanwhile
     (Ctrl-C: the prewarmed run was ended by it, and its answer is no answer)."""
@@ -64,7 +64,7 @@ def _cold(repro: Path, timeout: float, args: list[str] | None, start: float, slo
             try:
                 stdout, stderr = proc.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _end(proc)
+                end_process(proc)
                 return Verification(False, -1, f"repro.py did not finish within {timeout:.0f} s",
                                     time.perf_counter() - start)
     finally:
@@ -72,7 +72,7 @@ def _cold(repro: Path, timeout: float, args: list[str] | None, start: float, slo
     return _verdict(proc.returncode, stdout, stderr, start)
 
 
-def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
+def end_process(proc: subprocess.Popen, grace: float = 5.0) -> None:
     """SIGTERM, `grace` seconds, then SIGKILL: never SIGKILL first to a process that may hold CUDA."""
     proc.terminate()
     try:
@@ -112,65 +112,3 @@ def _verdict(returncode: int, stdout: str, stderr: str, start: float) -> Verific
     line = verdicts[-1] if verdicts else (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return Verification(proc.returncode == 1 and line.startswith("REPRODUCED"), proc.returncode, line,
                         time.perf_counter() - start, proc.stdout)
-
-
-class PrewarmedPython:
-    """One fresh interpreter for one repro run, started ahead of time (see the module doc)."""
-
-    def __init__(self, slot=None):
-        """`slot`: its place under the GPU's cap (compiler/gpu_slots.py); a needed one if none."""
-        self.slot = slot or SLOTS.take()
-        self.folder = tempfile.mkdtemp(prefix="minify-verify-")
-        self.proc = subprocess.Popen([sys.executable, PREWARMED_REPRO], cwd=self.folder, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.slot.bind(self.proc, self.close if self.slot.optional else None)
-
-    @classmethod
-    def spare(cls) -> "PrewarmedPython | None":
-        """One started ahead of need, where the GPU's cap leaves room (else None)."""
-        slot = SLOTS.take(optional=True)
-        return None if slot is None else cls(slot)
-
-    def run(self, repro: Path, args: list[str], timeout: float) -> tuple[int, str, str] | None:
-        """(exit status, stdout, stderr) of repro.py run as `__main__`; None if it could not run."""
-        if not self.slot.promote() or self.proc.poll() is not None:  # ended, or its slot given to another
-            self.close()
-            return None
-        try:  # the job on stdin (compiler/boot/wire.py); stdout and stderr are the repro's alone
-            wire.write_message(self.proc.stdin.buffer, {"script": str(repro.resolve()), "args": list(args)})
-            stdout, stderr = self.proc.communicate(timeout=timeout)
-        except (subprocess.TimeoutExpired, OSError):
-            self.close()
-            return None
-        finally:
-            shutil.rmtree(self.folder, ignore_errors=True)
-        return self.proc.returncode, stdout, stderr
-
-    def close(self) -> None:
-        if getattr(self, "closed", False):
-            return
-        self.closed = True
-        if self.proc.poll() is None:
-            _end(self.proc)
-        else:
-            self.proc.communicate()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-class PrewarmedSupply:
-    """Keeps the next PrewarmedPython starting while minify works, so one is ready when a repro
-    is written."""
-
-    def __init__(self):
-        self._ready: PrewarmedPython | None = PrewarmedPython.spare()
-
-    def take(self, another: bool = False) -> PrewarmedPython:
-        """The ready interpreter; with `another`, start the next one now (where the cap leaves room)."""
-        ready = self._ready or PrewarmedPython()
-        self._ready = PrewarmedPython.spare() if another else None
-        return ready
-
-    def close(self) -> None:
-        if self._ready is not None:
-            self._ready.close()
-            self._ready = None

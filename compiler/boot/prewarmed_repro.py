@@ -1,4 +1,4 @@
-"""The pre-started repro runner (repro.verify.PrewarmedPython): `python compiler/boot/prewarmed_repro.py`
+"""The pre-started repro runner (minifier.workers.interpreters.PrewarmedPython): `python compiler/boot/prewarmed_repro.py`
 pays torch.compile's one-time start-up (lazy imports, the CPU ISA probe, pattern tables) on a
 throwaway function, forgets it, and waits for one message on stdin (compiler/boot/wire.py) naming
 the script to run as `__main__` and its arguments; stdin closed without one, it exits. The job

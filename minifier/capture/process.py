@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from compiler.judging import Judging
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
-from minifier.workers.pool import module_command
+from minifier.workers.interpreters import module_command
 from minifier.workers.reap import kill_group
 from minifier.workers.stop import STOP
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from minifier.distributed.ranks import RankOutcome, choose_rank, forget_ending, mark_lost_peers, read_outcome
-from minifier.workers.pool import module_command
+from minifier.workers.interpreters import module_command
 from minifier.workers.reap import kill_group
 from minifier.workers.stop import STOP
 

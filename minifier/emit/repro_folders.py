@@ -45,7 +45,8 @@ class ReproJob:
 
 class Verifications:
     """The repro folders of one run: the first bug's in the output folder, later ones in bug-k/.
-    `verifiers` hands out what runs repro.py (None: no verification)."""
+    `verifiers`, the run's warm interpreters (minifier/workers/interpreters.py), hands out what
+    runs repro.py (None: no verification)."""
 
     def __init__(self, opts: Options, ui, launched: Launched, verifiers, capture: Capture, phases: Phases,
                  pool=None, deadline: float | None = None):
@@ -96,7 +97,7 @@ class Verifications:
                     verification = run_repro(repro, timeout=verify_timeout(self.time_left()), prewarmed=job.prewarmed,
                                              stopped=lambda: STOP.stopped)
                     STOP.check()  # a run the stop ended says nothing of the repro
-                    warm = self.verifiers if hasattr(self.verifiers, "run") else None  # forked: reusable
+                    warm = self.verifiers.take() if self.verifiers.forks_warm else None  # forked: reusable
                     control = (run_control(repro, timeout=verify_timeout(self.time_left()), prewarmed=warm)
                                if verification.reproduced else None)
                 STOP.check()

@@ -39,14 +39,13 @@ from minifier.workers.answer import Answer
 from minifier.workers.ask import Asker, first_check_limit
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.main_cuda import start_cuda_aside
+from minifier.workers.interpreters import WarmInterpreters
 from minifier.workers.pool import WorkerPool
 from minifier.workers.stop import STOP
 from minifier.workers.worker import cuda_context_poisoned
-from minifier.workers.zygote import ForkedRuns
 from repro.issue_text import write_issue
 from repro.versions import start as collect_env_start
 from repro.testgen import write_tests
-from repro.verify import PrewarmedSupply
 
 
 def run(opts: Options, ui, launched: Launched | None = None) -> Result:
@@ -58,12 +57,13 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         ui.step(resume_line(launched.work))
     ui.step("starting workers")
     collect_env_start()  # issue.md's Versions: collect_env takes seconds, so it runs beside the search
-    pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, zygote=zygote,
+    # One supply of warm interpreters for the workers and for repro.py's runs: forked from the
+    # zygote (CPU builds of torch); elsewhere fresh ones, started ahead, under one GPU cap.
+    interpreters = launched.interpreters or WarmInterpreters(zygote)
+    pool = WorkerPool(opts.jobs, launched.work / "logs", timeout=opts.candidate_timeout, interpreters=interpreters,
                       prestarted=launched.workers)
-    # Processes forked from the zygote run repro.py (CPU builds of torch); elsewhere a
-    # pre-started interpreter waits to run it.
-    warm = zygote is not None and not zygote.cold
-    verifiers = None if not opts.verify else ForkedRuns(zygote) if warm else launched.verifiers or PrewarmedSupply()
+    warm = interpreters.forks_warm
+    verifiers = interpreters if opts.verify else None
     gpu = not warm and cuda_machine()
     if gpu:
         start_cuda_aside()
@@ -88,8 +88,7 @@ def run(opts: Options, ui, launched: Launched | None = None) -> Result:
         launched.capture.stop()
         if session.early is not None:
             session.early.stop(set())
-        if verifiers is not None:
-            verifiers.close()
+        interpreters.close()
         pool.close()
         if zygote is not None:
             zygote.close()

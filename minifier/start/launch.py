@@ -23,9 +23,9 @@ from minifier.capture.process import CaptureOptions, RunningCapture, start_captu
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.start.out_folder import RUN_FILE, Claim, FolderError, take
 from minifier.workers.bytecode import BytecodePrefix, use_prefix
+from minifier.workers.interpreters import WarmInterpreters
 from minifier.workers.pool import Worker
 from minifier.workers.zygote import Zygote, fork_mode
-from repro.verify import PrewarmedSupply
 
 
 
@@ -178,7 +178,9 @@ class Launched:
     capture: RunningCapture
     zygote: Zygote | None
     workers: list = field(default_factory=list)  # started here where no zygote forks them (WorkerPool)
-    verifiers: PrewarmedSupply | None = None  # likewise what runs repro.py: it needs the longest start
+    # the run's one supply of warm interpreters (workers, repro.py's runs); without a warm zygote
+    # its first repro runner starts here too: it needs the longest start
+    interpreters: WarmInterpreters | None = None
     bytecode: BytecodePrefix | None = None  # where Python caches no bytecode: the run's own cache
     claim: Claim | None = None  # the output folder's lock and manifest (released by stop)
 
@@ -195,8 +197,8 @@ class Launched:
             self.zygote.close()
         for worker in self.workers:
             worker.kill()
-        if self.verifiers is not None:
-            self.verifiers.close()
+        if self.interpreters is not None:
+            self.interpreters.close()
         if self.bytecode is not None:
             self.bytecode.close()
 
@@ -234,6 +236,9 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
                             CaptureOptions(injections=opts.injections, judging=opts.judging), host=zygote if hosted else None)
     # Without a warm zygote (a CUDA build) each worker imports torch, starts CUDA and compiles once:
     # begun now, beside the capture, not after this process has imported torch itself.
-    workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log").warm() for i in range(max(1, opts.jobs))]
-    verifiers = PrewarmedSupply() if not forked and opts.verify else None
-    return Launched(start, out, work, capture, zygote, workers, verifiers, bytecode, claim)
+    interpreters = WarmInterpreters(zygote)
+    workers = [] if forked else [Worker(work / "logs" / f"worker-{i}.log", interpreters, fork=False).warm()
+                                 for i in range(max(1, opts.jobs))]
+    if not forked and opts.verify:
+        interpreters.keep_ready()
+    return Launched(start, out, work, capture, zygote, workers, interpreters, bytecode, claim)

@@ -9,30 +9,20 @@ from __future__ import annotations
 import contextlib
 import queue
 import select
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from compiler.boot import RUN_MODULE
 from compiler.signature import crash_signature, hang_signature
+from minifier.workers.interpreters import WarmInterpreters
 from minifier.workers.protocol import Closed, read_message, write_message
 from compiler import gpu_gate
-from compiler.gpu_slots import SLOTS, Slot
+from compiler.gpu_slots import Slot
 from minifier.workers.reap import end_now, kill_soon
 from minifier.workers.stop import STOP, Cancelled
-from minifier.workers.zygote import Zygote, fork_module, supported as zygote_supported
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def module_command(module: str) -> list[str]:
-    """`python -m module`, except that this project's packages come before the working
-    directory on sys.path, so a user's own `compiler.py` or `repro.py` cannot shadow them
-    (compiler/boot/run_module.py)."""
-    return [sys.executable, RUN_MODULE, module]
 
 
 def _answer(stream) -> dict | None:
@@ -44,19 +34,13 @@ def _answer(stream) -> dict | None:
 
 
 class Worker:
-    def __init__(self, log_path: Path, zygote: Zygote | None = None, slot: Slot | None = None):
-        """Forked from `zygote` when there is one (warm, or cold: it starts CUDA and compiles once
-        itself), else a fresh `python -m`. `slot`: its place under the GPU's cap (compiler/gpu_slots.py)."""
-        self.slot = slot or SLOTS.take()
+    def __init__(self, log_path: Path, interpreters: WarmInterpreters, slot: Slot | None = None,
+                 fork: bool = True):
+        """Its process from the run's warm interpreters (forked from the zygote where one forks and
+        `fork`, else a fresh `python -m`). `slot`: its place under the GPU's cap, taken there if none."""
+        self.slot = slot or interpreters.slot()
         self.log = open(log_path, "ab")
-        forked = [] if zygote is None or zygote.cold else ["--forked"]  # its zygote compiled once already
-        self.proc = fork_module(zygote, "minifier.workers.worker", log_path.parent, log_path, forked)
-        if self.proc is not None:
-            self.log.write(f"forked from the {zygote.mode} zygote\n".encode())
-            self.log.flush()
-        self.proc = self.proc or subprocess.Popen(module_command("minifier.workers.worker"), stdin=subprocess.PIPE,
-                                                  stdout=subprocess.PIPE, stderr=self.log, cwd=str(log_path.parent),
-                                                  start_new_session=True)  # a Ctrl-C is minify's to handle
+        self.proc = interpreters.worker(log_path, self.log, fork)
         self.jobs = 0
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
@@ -66,10 +50,10 @@ class Worker:
         self.slot.bind(self.proc, self._evict if self.slot.optional else None)
 
     @classmethod
-    def spare(cls, log_path: Path, zygote: Zygote | None) -> "Worker | None":
+    def spare(cls, log_path: Path, interpreters: WarmInterpreters) -> "Worker | None":
         """A worker kept warm in case one dies, where the GPU's cap leaves room (else None)."""
-        slot = SLOTS.take(optional=True)
-        return None if slot is None else cls(log_path, zygote, slot).warm()
+        slot = interpreters.slot(optional=True)
+        return None if slot is None else cls(log_path, interpreters, slot).warm()
 
     def _evict(self) -> None:
         """Give its slot to a process that is needed (it was only a spare)."""
@@ -174,11 +158,11 @@ def _timeline_row(job: dict, answer: dict, queued: float, start: float) -> dict:
 class WorkerPool:
     """`size` warm workers; `submit` runs a job on the next free one.
 
-    Workers are forked from a zygote (minifier.workers.zygote) where torch allows it: `zygote` if
-    given (shared, the caller closes it), else one of the pool's own."""
+    Workers come from the run's warm interpreters (minifier/workers/interpreters.py), the supply
+    that runs repro.py too: `interpreters` if given (the caller closes it), else the pool's own."""
 
-    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0, zygote: Zygote | None = None,
-                 prestarted: list[Worker] | None = None):
+    def __init__(self, size: int, log_dir: Path, timeout: float = 600.0,
+                 interpreters: WarmInterpreters | None = None, prestarted: list[Worker] | None = None):
         """`prestarted`: workers started (and told to warm up) before this process imported torch."""
         self.size = max(1, size)
         self.prestarted = list(prestarted or [])
@@ -198,14 +182,14 @@ class WorkerPool:
         self.busy: set[Worker] = set()  # workers with a job
         self.executor = ThreadPoolExecutor(self.size)
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.own_zygote = zygote is None and zygote_supported()
-        self.zygote = Zygote(log_dir / "zygote.log") if self.own_zygote else zygote
+        self.own_interpreters = interpreters is None
+        self.interpreters = WarmInterpreters.own(log_dir) if interpreters is None else interpreters
         # Started and warmed on the pool's threads: a zygote takes seconds to be ready to fork.
         self.warmups = [self.executor.submit(self._first_start, i) for i in range(self.size)]
         self.stop_key = STOP.on_stop(self.cancel)
 
     def _start(self, i) -> Worker:
-        return Worker(self.log_dir / f"worker-{i}.log", self.zygote)
+        return Worker(self.log_dir / f"worker-{i}.log", self.interpreters)
 
     def _first_start(self, i) -> dict | None:
         worker = self.prestarted[i] if i < len(self.prestarted) else self._start(i)
@@ -217,7 +201,7 @@ class WorkerPool:
         self._note_warmup(worker)
         if not worker.alive:  # never let a candidate find a worker that died warming up
             worker.end()
-            worker = Worker(self.log_dir / f"worker-{i}-cold.log")
+            worker = Worker(self.log_dir / f"worker-{i}-cold.log", self.interpreters, fork=False)
         self._put_idle(worker)
         return answer
 
@@ -296,8 +280,8 @@ class WorkerPool:
         self.cancelled = True
         for worker in list(self.busy) + list(self.idle.queue) + list(self.spares) + list(self.starting):
             kill_soon(worker.proc)
-        if self.own_zygote:
-            self.zygote.kill_group()
+        if self.own_interpreters:
+            self.interpreters.kill_group()
 
     def _take_idle(self) -> Worker:
         """The next idle worker; on a GPU one whose slot went to a needed process (blame's, a
@@ -310,7 +294,7 @@ class WorkerPool:
 
     def _put_idle(self, worker: Worker) -> None:
         """Back in the queue: on a GPU its slot may be given to a needed process meanwhile."""
-        if SLOTS.on and worker.alive and not worker.warming:
+        if self.interpreters.slots.on and worker.alive and not worker.warming:
             worker.slot.demote(worker._evict)
         self.idle.put(worker)
 
@@ -361,7 +345,7 @@ class WorkerPool:
         """Spares up to one per worker; on a GPU one at most, and only where the cap leaves room."""
         wanted = 1 if gpu_gate.enabled() else self.size
         while len(self.spares) < wanted and not self.closing:
-            spare = Worker.spare(self.log_dir / f"worker-{name}{len(self.spares)}.log", self.zygote)
+            spare = Worker.spare(self.log_dir / f"worker-{name}{len(self.spares)}.log", self.interpreters)
             if spare is None:
                 return
             self.spares.append(spare)
@@ -387,5 +371,5 @@ class WorkerPool:
         self.spares = []
         for worker in workers:
             worker.end()
-        if self.own_zygote:
-            self.zygote.close()
+        if self.own_interpreters:
+            self.interpreters.close()

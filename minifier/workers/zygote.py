@@ -105,7 +105,7 @@ class Zygote:
         threading.Thread(target=self._listen, name="minify-zygote", daemon=True).start()
 
     def host_command(self, command: list[str]) -> tuple[list[str], tuple[int, ...]]:
-        """`command` (`python compiler/boot/run_module.py MODULE ARGS`, minifier.workers.pool.module_command)
+        """`command` (`python compiler/boot/run_module.py MODULE ARGS`, minifier.workers.interpreters.module_command)
         made to import torch first and fork the zygote from there (compiler/boot/host.py), and the
         descriptors to pass to it; call `hosted_started` once it runs."""
         assert self.theirs is not None and command[1] == RUN_MODULE
@@ -297,22 +297,3 @@ def run_script(zygote: Zygote, script: Path, args: list[str], cwd: Path,
         reader.join(max(0.0, deadline - time.monotonic()) + 5)
     decode = lambda fd: chunks.get(fd, b"").decode(errors="replace")
     return code, decode(out_r), decode(err_r)
-
-
-class ForkedRuns:
-    """Runs repro.py in children forked from the zygote (see repro.verify.run_repro)."""
-
-    def __init__(self, zygote: Zygote):
-        self.zygote = zygote
-
-    def take(self, another: bool = False) -> "ForkedRuns":
-        return self
-
-    def run(self, repro: Path, args: list[str], timeout: float) -> tuple[int, str, str] | None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="minify-verify-") as elsewhere:
-            return run_script(self.zygote, repro.resolve(), args, Path(elsewhere), timeout)
-
-    def close(self) -> None:
-        pass

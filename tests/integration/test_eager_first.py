@@ -22,7 +22,8 @@ from minifier.program.interaction import fails_in_eager_too
 from minifier.program.program_repro import verify
 from minifier.program.source_reduce import holds
 from minifier.program.stage import compile_switched_off
-from repro.verify import PrewarmedPython, run_control
+from minifier.workers.interpreters import WarmInterpreters
+from repro.verify import run_control
 
 
 def raised(fn, *args) -> tuple[str, str, str]:
@@ -144,7 +145,7 @@ def test_a_graph_repros_control_runs_with_the_compiler_off_even_after_torch_is_i
     for path, body in ((good, ""), (bad, "x = x.view(3, 5)  # broken in eager too")):
         path.parent.mkdir()
         path.write_text(GRAPH_REPRO.format(body=body))
-    warm = PrewarmedPython()  # torch imported and a compile made before repro.py runs
+    warm = WarmInterpreters().take()  # torch imported and a compile made before repro.py runs
     try:
         assert run_control(good, 300, prewarmed=warm).reproduced  # passes with nothing compiled
     finally:

@@ -34,7 +34,8 @@ def test_launch_starts_the_workers_and_the_verifier_when_no_zygote_can(tmp_path,
     try:
         assert launched.zygote is None and len(launched.workers) == 2
         assert all(worker.warming and worker.alive for worker in launched.workers)
-        assert launched.verifiers is not None
+        assert launched.interpreters.ready is not None  # the repro runner, warming beside the workers
+        assert launched.interpreters.started == {"worker": 2, "repro": 1}
         answers = [worker.warmed(300.0) for worker in launched.workers]
         assert all(answer and answer["status"] == "ready" for answer in answers), answers
     finally:

@@ -1,4 +1,5 @@
-"""The pre-started interpreter that verifies repros on CUDA builds (repro.verify.PrewarmedPython)
+"""The pre-started interpreter that verifies repros on CUDA builds (the PrewarmedPython that
+minifier.workers.interpreters.WarmInterpreters hands out where no zygote forks warm)
 ends as `python repro.py` would: the script's own exit status, its atexit handlers run, its
 output flushed, an uncaught exception's traceback and status 1. It skips only the
 interpreter's teardown of torch.compile's objects, which came after the verdict. Its job comes on
@@ -9,7 +10,8 @@ import sys
 
 import pytest
 
-from repro.verify import PrewarmedPython, _verdict
+from minifier.workers.interpreters import WarmInterpreters
+from repro.verify import _verdict
 
 SCRIPT = """
 import atexit, pathlib, sys
@@ -23,7 +25,7 @@ raise SystemExit(1)
 
 
 def _both(script, args: list[str]) -> tuple[tuple, tuple]:
-    prewarmed = PrewarmedPython().run(script, args, 300.0)
+    prewarmed = WarmInterpreters().take().run(script, args, 300.0)  # no zygote: a fresh interpreter
     cold = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
     return prewarmed, (cold.returncode, cold.stdout, cold.stderr)
