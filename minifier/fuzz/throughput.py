@@ -14,12 +14,18 @@ The row's rate is the sum of each shard's programs per minute; the speedup is ag
 row. Each process gets OMP_NUM_THREADS = cores // N so that N processes do not oversubscribe
 the cores (and compiles in-process, as every minify worker does). Options it does not know go to
 every shard (--ops, --dtypes, --device, --backward, ...).
+
+Every row starts from its own copy of one Inductor kernel cache that a short untimed campaign of
+another seed filled first (C++'s prefix header and the common kernels built): with one shared
+cache a later row would find the kernels an earlier row compiled for the same seed and look
+faster than it is, and the first row alone would pay the machine's first builds.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +34,7 @@ from pathlib import Path
 
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
+WARM_EXAMPLES = 5  # the untimed warm-up campaign's examples
 GRACE = 75.0  # seconds past --seconds a row may take (startup, a shrink in flight) before its shards are ended
 # (an ended shard writes no fuzz.json and shows as not answered): 3 rows of 80 s end within 8 minutes
 
@@ -62,15 +69,38 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def run_row(workers: int, ns, extra: list[str]) -> dict:
-    """N shard processes side by side; their examples per minute, summed."""
+def shard_environment(threads: int, cache: Path) -> dict:
+    return {**os.environ, "OMP_NUM_THREADS": str(threads), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0", "TORCHINDUCTOR_CACHE_DIR": str(cache),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
+def warm_cache(ns, extra: list[str]) -> Path:
+    """The kernel cache every row starts from a copy of: a few examples of another seed built."""
+    cache = ns.out.resolve() / "warm" / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache.parent / "warm.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed + 1),
+                                 "--max-examples", str(WARM_EXAMPLES), "--max-time", str(ns.seconds), "--no-reduce",
+                                 "-q", "-o", str(cache.parent / "fuzz"), *extra],
+                                env=shard_environment(usable_cores(), cache), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=ns.seconds + GRACE)
+        except subprocess.TimeoutExpired:  # what it built so far is the warm cache
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return cache
+
+
+def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
+    """N shard processes side by side; their programs per minute, summed."""
     cores = usable_cores()
-    env = {**os.environ, "OMP_NUM_THREADS": str(max(1, cores // workers)), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
-           "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                       os.environ.get("PYTHONPATH")]))}
-    folders = [ns.out.resolve() / f"w{workers}" / f"s{i}" for i in range(1, workers + 1)]
-    folders[0].parent.mkdir(parents=True, exist_ok=True)
+    row = ns.out.resolve() / f"w{workers}"
+    shutil.copytree(warm, row / "cache")
+    env = shard_environment(max(1, cores // workers), row / "cache")
+    folders = [row / f"s{i}" for i in range(1, workers + 1)]
     logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
     start = time.monotonic()
     procs = [subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed), "--max-time",
@@ -126,10 +156,15 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"minify fuzz throughput: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if ns.out.exists() and any(ns.out.iterdir()):
+        print(f"minify fuzz throughput: {ns.out} is not empty: give a new folder (-o)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print("warming a kernel cache (untimed) ...", file=sys.stderr, flush=True)
+    warm = warm_cache(ns, extra)
     rows = []
     for n in workers:
         print(f"{n} worker(s), {ns.seconds:g} s ...", file=sys.stderr, flush=True)
-        rows.append(run_row(n, ns, extra))
+        rows.append(run_row(n, ns, extra, warm))
         print(f"  {rows[-1]['examples']} examples drawn, {rows[-1]['checked']} programs checked, "
               f"{rows[-1]['per_minute']} programs per minute, exits {rows[-1]['exits']}",
               file=sys.stderr, flush=True)
