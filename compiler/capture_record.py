@@ -15,8 +15,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1  # bump on a change a reader of the old files would misread: a key renamed, removed or its meaning changed
-SCHEMA_KEY = "schema_version"  # the key each file carries it under; files written before it existed have none (version 0)
+# Bumped on a change a reader of the old files would misread: a key renamed or removed, a required
+# key added, a value whose meaning or form changes (docs/capture-record.md).
+SCHEMA_VERSION = 1
+SCHEMA_KEY = "schema_version"  # each file carries it under this key; files of an older minify have none (0)
 
 
 class CaptureSchemaError(ValueError):
