@@ -14,6 +14,7 @@ against eager on a copy of the same inputs, with the one oracle.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -27,6 +28,7 @@ import torch
 from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, gpu_gate, inject, kernels,
                       launch_form, settings)
 from compiler.call_outputs import record_first_call
+from compiler.capture_record import CapturedGraph, ScriptEnding, write_json
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
 from compiler.launch_form import Launch
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
@@ -70,12 +72,6 @@ class Session:
         for index in range(count, self.count):
             shutil.rmtree(self.out / f"graph_{index}", ignore_errors=True)
         self.count, self.dynamo_count = count, dynamo_count
-
-
-def write_json(path: Path, data) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
 
 
 def _inner_backend(backend, mode, options, dynamic):
@@ -134,22 +130,22 @@ class RecordingBackend:
         config, unreplayable = config_snapshot.changed_since(session.config_before)
         spec = CompileSpec(backend=self.backend_name, config=config, grad_enabled=torch.is_grad_enabled(),
                            **self.spec_args)
-        record = {"index": index, "nodes": len(gm.graph.nodes), "spec": spec.to_dict(),
-                  "unreplayable_config": unreplayable, "injections": [i.to_dict() for i in inject.active()],
-                  "custom_backend": self.custom, "calls": 0, "grad_enabled": torch.is_grad_enabled(),
-                  "part": "forward", "dynamo_graph": key, "key": str(key),
-                  "context": current_context(input_device_type(example_inputs)), "symbolic": symbolic_inputs(gm)}
+        record = CapturedGraph(index=index, nodes=len(gm.graph.nodes), spec=spec.to_dict(),
+                               unreplayable_config=unreplayable, injections=[i.to_dict() for i in inject.active()],
+                               custom_backend=self.custom, calls=0, grad_enabled=torch.is_grad_enabled(),
+                               part="forward", dynamo_graph=key, key=str(key),
+                               context=current_context(input_device_type(example_inputs)), symbolic=symbolic_inputs(gm))
         eager_gm = gm
         try:
             session.forward_rows[key] = {row["name"]: row for row in _write_graph(folder, gm)}
             eager_gm = torch.fx.GraphModule(gm, gm.graph)  # compiling must not touch what eager runs
         except Exception as exc:  # a graph we cannot replay is still compiled for the script
-            record["unsupported"] = _unsupported(exc)
-        if "unsupported" not in record:  # the next call's inputs before the compile (seconds): checks start meanwhile
-            saved: dict = {}  # where they cannot be saved yet (fake, a size with no value), the first call does
-            save_inputs(folder, gm, list(example_inputs), saved)
-            record.update({k: v for k, v in saved.items() if k != "unsupported"})
-        write_json(folder / "record.json", record)
+            record.unsupported = _unsupported(exc)
+        if record.unsupported is None:  # the next call's inputs before the compile (seconds): checks start meanwhile
+            saved = dataclasses.replace(record)  # where they cannot be saved yet (fake, a size with no value),
+            save_inputs(folder, gm, list(example_inputs), saved)  # the first call does: not unsupported
+            record.requires_grad = saved.requires_grad
+        write_json(folder / "record.json", record.to_dict())
         try:
             compiled = self._compile(key, gm, example_inputs, record)
         except _DYNAMO_CONTROL_FLOW:
@@ -158,15 +154,15 @@ class RecordingBackend:
             kind, sig, msg = exception_signature(exc, "inductor")
             if kind == "runtime_error":  # raised while compiling: replayed, Dynamo wraps it as a compile error
                 kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
-            record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
-                                 "traceback": traceback.format_exc()[-4000:]}
+            record.failure = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
+                              "traceback": traceback.format_exc()[-4000:]}
             save_inputs(folder, gm, list(example_inputs), record)
-            write_json(folder / "record.json", record)
+            write_json(folder / "record.json", record.to_dict())
             collective = collective_record.has_collectives(eager_gm)  # its first eager call records them
             return _wrap(None, eager_gm, folder, record, session) if collective else eager_gm.forward
         return _wrap(compiled, eager_gm, folder, record, session)
 
-    def _compile(self, key: int, gm, example_inputs, record: dict | None):
+    def _compile(self, key: int, gm, example_inputs, record: CapturedGraph | None):
         if isinstance(self.inner, HookedInductor):
             return self.inner.compile(gm, example_inputs, functools.partial(self._on_aot_graph, key, record))
         return self.inner(gm, example_inputs)
@@ -177,7 +173,7 @@ class RecordingBackend:
             return self._compile(key, gm, example_inputs, None)
         return gm.forward
 
-    def _on_aot_graph(self, key: int, forward_record: dict | None, aten_gm, example_inputs, is_backward: bool,
+    def _on_aot_graph(self, key: int, forward_record: CapturedGraph | None, aten_gm, example_inputs, is_backward: bool,
                       compile):
         """Inductor's hook for one AOT graph of Dynamo graph `key`."""
         if self.session.only is not None:
@@ -191,15 +187,15 @@ class RecordingBackend:
         return _record_backward(self.session, key, forward_record, aten_gm, compile)
 
 
-def _compile_recording_kernels(compile, record: dict):
+def _compile_recording_kernels(compile, record: CapturedGraph):
     """Compile, keeping Inductor's kernels and the nodes each computes in the graph's record:
     the divergence search reads which values are stored anyway from them, and would otherwise
     generate the graph's code again in a worker. Not kept for symbolic sizes: the replay's
     kernels are made for the numbers of one call."""
     with kernels.recorded_kernels() as found:
         compiled = compile()
-    if found and not record.get("symbolic"):
-        record["kernels"] = [k.to_dict() for k in found]
+    if found and not record.symbolic:
+        record.kernels = [k.to_dict() for k in found]
     return compiled
 
 
@@ -218,16 +214,16 @@ def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None 
     return rows
 
 
-def _record_backward(session: Session, key: int, forward_record: dict, aten_gm, compile):
+def _record_backward(session: Session, key: int, forward_record: CapturedGraph, aten_gm, compile):
     """Record AOTAutograd's backward graph of Dynamo graph `key` like any other graph: its
     source now, its real inputs at its first call, checked against running it eagerly."""
     index, folder = session.new_graph()
-    spec = {**forward_record["spec"], "grad_enabled": False}  # replayed as a plain graph of tensors
-    record = {"index": index, "nodes": len(aten_gm.graph.nodes), "spec": spec,
-              "unreplayable_config": forward_record["unreplayable_config"],
-              "injections": [i.to_dict() for i in inject.active()], "custom_backend": False, "calls": 0,
-              "grad_enabled": False, "part": "backward", "dynamo_graph": key, "key": f"{key}.bw",
-              "forward_index": forward_record["index"]}
+    spec = {**forward_record.spec, "grad_enabled": False}  # replayed as a plain graph of tensors
+    record = CapturedGraph(index=index, nodes=len(aten_gm.graph.nodes), spec=spec,
+                           unreplayable_config=forward_record.unreplayable_config,
+                           injections=[i.to_dict() for i in inject.active()], custom_backend=False, calls=0,
+                           grad_enabled=False, part="backward", dynamo_graph=key, key=f"{key}.bw",
+                           forward_index=forward_record.index)
     eager_gm = copy_graph(aten_gm)
     forward_rows = session.forward_rows.get(key, {})
     by_seq_nr = {seq: forward_rows[name] for seq, name in session.seq_sources.get(key, {}).items()
@@ -235,15 +231,15 @@ def _record_backward(session: Session, key: int, forward_record: dict, aten_gm, 
     try:
         _write_graph(folder, eager_gm, by_seq_nr)
     except Exception as exc:
-        record["unsupported"] = _unsupported(exc)
-    write_json(folder / "record.json", record)
+        record.unsupported = _unsupported(exc)
+    write_json(folder / "record.json", record.to_dict())
     try:
         compiled = compile()
     except Exception as exc:
         kind, sig, msg = exception_signature(exc, "inductor")
-        record["failure"] = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
-                             "traceback": traceback.format_exc()[-4000:]}
-        write_json(folder / "record.json", record)
+        record.failure = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
+                          "traceback": traceback.format_exc()[-4000:]}
+        write_json(folder / "record.json", record.to_dict())
         return boxed(_wrap(None, eager_gm, folder, record, session))
     # A compiled backward may write into saved tensors it no longer needs (donated buffers):
     # its check runs it on copies, so only its outputs are compared.
@@ -256,7 +252,7 @@ def _unsupported(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
-def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, checked=None):
+def _wrap(compiled, eager_gm, folder: Path, record: CapturedGraph, session: Session, checked=None):
     """Dynamo calls a backend's result with positional arguments; so does this wrapper. `compiled` None:
     compiling failed; save the inputs at the first call and run eagerly. `checked`: what the check runs."""
     model = collective_record.recording(eager_gm, folder, record, _write_graph)  # eager_gm, or its collectives kept
@@ -264,17 +260,17 @@ def _wrap(compiled, eager_gm, folder: Path, record: dict, session: Session, chec
     def call(*args):
         if _fake_call(args):  # DDPOptimizer runs each compiled piece once on fake tensors: not a call to record
             return (compiled or eager_gm)(*args)
-        record["calls"] += 1
-        if record["calls"] == 1:
+        record.calls += 1
+        if record.calls == 1:
             save_inputs(folder, eager_gm, list(args), record)
-            session.marker.write_text(str(record["index"]))
+            session.marker.write_text(str(record.index))
             getattr(model, "first_call", len)(args)
             if compiled is not None:
                 _check(model, list(args), checked or compiled, record, session.judging)
                 collective_record.recheck_alone(model, lambda *a: judged_check(*a, "inductor", session.judging))
-            write_json(folder / "record.json", record)
-        session.marker.write_text(str(record["index"]))
-        if compiled is None or ("failure" in record and record["failure"]["kind"] != "accuracy"):
+            write_json(folder / "record.json", record.to_dict())
+        session.marker.write_text(str(record.index))
+        if compiled is None or (record.failure is not None and record.failure["kind"] != "accuracy"):
             return model(*args)  # keep the script going on eager values
         return compiled(*args)
 
@@ -287,16 +283,16 @@ def _fake_call(args) -> bool:
     return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
 
 
-def _check(eager_gm, args: list, compiled, record: dict, judging: Judging) -> None:
+def _check(eager_gm, args: list, compiled, record: CapturedGraph, judging: Judging) -> None:
     outcome = judged_check(eager_gm, args, compiled, "inductor", judging)
-    record["verdict"] = outcome.__dict__
+    record.verdict = outcome.__dict__
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
-        record["failure"] = {"kind": outcome.kind, "signature": outcome.signature,
-                             "message": outcome.message, "when": "run", "rung": outcome.rung}
+        record.failure = {"kind": outcome.kind, "signature": outcome.signature,
+                          "message": outcome.message, "when": "run", "rung": outcome.rung}
         gpu_gate.hold_if_poisoned(f"{outcome.signature} {outcome.message}")  # see compiler/gpu_gate.py
     elif outcome.status == "fail":
-        record["failure"] = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
-                             "message": outcome.message, "when": "run", "metrics": outcome.metrics}
+        record.failure = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
+                          "message": outcome.message, "when": "run", "metrics": outcome.metrics}
 
 
 def install(session: Session, eager: bool = False, stage_backend: str | None = None) -> None:
@@ -344,27 +340,26 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
     out.mkdir(parents=True, exist_ok=True)
     session = Session(out, only, judging)
     install(session, eager, stage_backend=backend)
-    result: dict = {"status": "ok"}
+    ending: dict = {"status": "ok"}
     program = program if isinstance(program, Launch) else Launch.script(program)
     try:
         launch_form.run(program, args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        result = {"status": "exit", "code": code}
+        ending = {"status": "exit", "code": code}
     except BaseException as exc:
         message = str(exc)[:2000]
         if isinstance(exc, EOFError):  # stdin is empty here: say so, the script's own message may not
             message = f"{message} (the script read standard input, which minify does not give it; pass what it " \
                       f"reads as arguments after --, or a file)"
         trace = traceback.format_exc()  # its head too: the program's own frames, above a deep Dynamo stack
-        result = {"status": "error", "type": type(exc).__name__, "message": message,
+        ending = {"status": "error", "type": type(exc).__name__, "message": message,
                   "traceback": trace if len(trace) <= 6000 else f"{trace[:2000]}\n...\n{trace[-4000:]}"}
-    result["graphs"] = session.count
-    result["dynamo_graphs"] = session.dynamo_count
-    result["callables"] = session.callables
-    result["dynamo_disabled"] = bool(torch._dynamo.config.disable)  # the script (or TORCH_COMPILE_DISABLE) set it
-    result["injections"] = [i.to_dict() for i in inject.active()]
-    write_json(out / "script.json", result)
+    result = ScriptEnding(**ending, graphs=session.count, dynamo_graphs=session.dynamo_count,
+                          callables=session.callables,
+                          dynamo_disabled=bool(torch._dynamo.config.disable),  # the script or TORCH_COMPILE_DISABLE
+                          injections=[i.to_dict() for i in inject.active()])
+    write_json(out / "script.json", result.to_dict())
     session.marker.unlink(missing_ok=True)
     return 0
 

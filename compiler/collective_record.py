@@ -10,13 +10,13 @@ bug (`collective_bug`), and one process cannot show it.
 """
 from __future__ import annotations
 
-import json
 import os
 import traceback
 from pathlib import Path
 
 import torch
 
+from compiler.capture_record import CapturedGraph, write_json
 from compiler.collectives import Recorder, has_collectives, peers_value, without_collectives
 from compiler.saved_inputs import save_inputs
 
@@ -28,7 +28,7 @@ COLLECTIVE_VALUES = "collective_values.pt"
 class RecordingModel:
     """`eager_gm` whose first run keeps its collectives' values and rewrites the graph's files."""
 
-    def __init__(self, eager_gm: torch.fx.GraphModule, folder: Path, record: dict, write_graph):
+    def __init__(self, eager_gm: torch.fx.GraphModule, folder: Path, record: CapturedGraph, write_graph):
         self.eager_gm, self.folder, self.record, self.write_graph = eager_gm, folder, record, write_graph
         self.args: list | None = None  # the call's own inputs, set by `first_call`
         self.rewritten, self.peers = None, []
@@ -37,14 +37,14 @@ class RecordingModel:
         self.args = list(args)
 
     def __call__(self, *args):
-        if self.args is None or self.rewritten is not None or "collectives" in self.record:
+        if self.args is None or self.rewritten is not None or self.record.collectives is not None:
             return self.eager_gm(*args)
         recorder = Recorder(self.eager_gm)
         out = recorder.run(*args)
         try:
             self._rewrite(recorder.seen)
         except Exception as exc:  # the graph stays as it was: not replayable on one process
-            self.record["collectives"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            self.record.collectives = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         return out
 
     def _rewrite(self, seen: dict) -> None:
@@ -55,18 +55,17 @@ class RecordingModel:
         if (folder / "inputs.pt").exists():
             os.replace(folder / "inputs.pt", folder / ORIGINAL_INPUTS)
         self.write_graph(folder, gm)
-        self.record.pop("requires_grad", None)
+        self.record.requires_grad = None
         save_inputs(folder, gm, self.args + peers, self.record)
-        self.record["collectives"] = [{"wait": w, "op": seen[w]["op"], "args": seen[w]["args"]} for w in waits]
+        self.record.collectives = [{"wait": w, "op": seen[w]["op"], "args": seen[w]["args"]} for w in waits]
         torch.save({w: {"input": seen[w]["input"], "result": seen[w]["result"]} for w in waits},
                    folder / COLLECTIVE_VALUES)  # each one's own input and result on this rank: the 2-rank repro's
         self.rewritten, self.peers = gm, peers
-        tmp = folder / "record.tmp"  # now: where the compile failed, the capture wrote it before this call
-        tmp.write_text(json.dumps(self.record, indent=1, default=str))
-        os.replace(tmp, folder / "record.json")
+        # now: where the compile failed, the capture wrote it before this call
+        write_json(folder / "record.json", self.record.to_dict())
 
 
-def recording(eager_gm, folder: Path, record: dict, write_graph):
+def recording(eager_gm, folder: Path, record: CapturedGraph, write_graph):
     """What the first call's eager runs go through: `eager_gm` itself where it holds no collective."""
     return RecordingModel(eager_gm, folder, record, write_graph) if has_collectives(eager_gm) else eager_gm
 
@@ -74,7 +73,7 @@ def recording(eager_gm, folder: Path, record: dict, write_graph):
 def recheck_alone(model, check) -> None:
     """Where the compiled graph failed, the rewritten one compiled and checked on this process
     (`check(gm, args, compiled)` writes no record): passing, the collective itself is the bug."""
-    if not isinstance(model, RecordingModel) or model.rewritten is None or "failure" not in model.record:
+    if not isinstance(model, RecordingModel) or model.rewritten is None or model.record.failure is None:
         return
     from torch._inductor.compile_fx import compile_fx
 
@@ -82,8 +81,8 @@ def recheck_alone(model, check) -> None:
     args = model.args + model.peers
     try:
         outcome = check(gm, args, compile_fx(gm, args))
-        model.record["collective_bug"] = outcome.status == "pass"
-        model.record["alone_verdict"] = outcome.__dict__
+        model.record.collective_bug = outcome.status == "pass"
+        model.record.alone_verdict = outcome.__dict__
     except Exception:
-        model.record["alone_verdict"] = {"status": "error", "message": traceback.format_exc()[-1000:]}
+        model.record.alone_verdict = {"status": "error", "message": traceback.format_exc()[-1000:]}
 

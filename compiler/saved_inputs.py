@@ -9,13 +9,15 @@ from pathlib import Path
 
 import torch
 
+from compiler.capture_record import CapturedGraph
 from compiler.graph_code import lift_attributes
 from compiler.oracle import clone_inputs
 from compiler.tensor_kinds import savable
 
 
-def save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
-    if (folder / "inputs.pt").exists() or "unsupported" in record:
+def save_inputs(folder: Path, gm, inputs: list, record: CapturedGraph) -> None:
+    """inputs.pt, once, and `record.requires_grad`; where they cannot be saved, `record.unsupported` says why."""
+    if (folder / "inputs.pt").exists() or record.unsupported is not None:
         return
     try:
         if any(getattr(x, "fake_mode", None) is not None for x in inputs):
@@ -23,9 +25,9 @@ def save_inputs(folder: Path, gm, inputs: list, record: dict) -> None:
         _, lifted = lift_attributes(gm, clone_inputs([_concrete(x) for x in inputs]))
         torch.save(savable(lifted), folder / "inputs.tmp")
         os.replace(folder / "inputs.tmp", folder / "inputs.pt")  # whole or absent, for a reader meanwhile
-        record["requires_grad"] = [bool(getattr(x, "requires_grad", False)) for x in lifted]
+        record.requires_grad = [bool(getattr(x, "requires_grad", False)) for x in lifted]
     except Exception as exc:
-        record["unsupported"] = f"inputs not saved: {type(exc).__name__}: {exc}"
+        record.unsupported = f"inputs not saved: {type(exc).__name__}: {exc}"
 
 
 def symbolic_inputs(gm: torch.fx.GraphModule) -> bool:

@@ -277,7 +277,8 @@ def _minify(ns: argparse.Namespace, opts, console) -> int:
 def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
     """Launch, run the pipeline, print the summary; every way it can end is one line and a
     documented exit status (minifier/exit_codes.py)."""
-    from minifier.exit_codes import EXIT_CANNOT_WRITE
+    from compiler.capture_record import CaptureSchemaError
+    from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
     from minifier.interrupts import exit_code
     from minifier.start.launch import UserError, launch
 
@@ -297,9 +298,9 @@ def _minify_run(ns: argparse.Namespace, opts, console, started: list) -> int:
             health = after_run(launched.out, console)
         if health is not None:
             result.report["gpu_health"] = health
-    except UserError as exc:
+    except (UserError, CaptureSchemaError) as exc:  # the latter: a capture record of another minify's (--resume)
         console.print(f"[bold red]minify:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return exc.code
+        return getattr(exc, "code", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         console.print(f"[bold red]minify:[/bold red] {_interrupted(opts, launched)}", highlight=False, soft_wrap=True)
         return exit_code()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compiler.capture_record import CaptureSchemaError, CapturedGraph, ScriptEnding, read
 from compiler.judging import Judging
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
@@ -227,10 +228,13 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
 
 def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float,
                   stopped: str | None = None) -> Capture:
+    """What the capture left in `folder`; CaptureSchemaError where a record is of another schema
+    version (a folder an older or newer minify wrote: compiler/capture_record.py)."""
     graphs = _read_graphs(folder)
     script_file = folder / "script.json"
-    if script_file.exists() and code == 0:
-        script_result = json.loads(script_file.read_text())
+    ending = read(ScriptEnding, script_file) if script_file.exists() and code == 0 else None
+    if ending is not None:
+        script_result = ending.to_dict()
     elif stopped:  # ended by minify, not by the script: no crash, no hang
         script_result = {"status": "stopped", "message": f"ended after {seconds:.0f} s: the run's --max-time ran out",
                          "returncode": None}
@@ -245,7 +249,7 @@ def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float
             if not culprit.failure:
                 culprit.failure = {"kind": kind, "signature": sig, "message": msg, "when": "run"}
     injections = next((g.record.get("injections") for g in graphs if g.record.get("injections")), [])
-    injections = script_result.get("injections") or injections
+    injections = (ending.injections if ending is not None else None) or injections
     return Capture(graphs, script_result, seconds, injections, folder, stopped)
 
 
@@ -253,8 +257,10 @@ def _read_graphs(folder: Path) -> list[GraphRecord]:
     graphs = []
     for path in sorted(folder.glob("graph_*"), key=lambda p: int(p.name.split("_")[1])):
         try:
-            record = json.loads((path / "record.json").read_text())
+            record = read(CapturedGraph, path / "record.json")
+        except CaptureSchemaError:
+            raise
         except (OSError, ValueError):  # the script was ended while this graph was being written
             continue
-        graphs.append(GraphRecord(record["index"], path, record["nodes"], record, record.get("failure")))
+        graphs.append(GraphRecord(record.index, path, record.nodes, record.to_dict(), record.failure))
     return graphs

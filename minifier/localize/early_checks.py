@@ -16,7 +16,6 @@ not yet started cancelled. Only where there are cores to spare beside the script
 """
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Callable
 
 import torch.fx as fx
 
+from compiler.capture_record import CapturedGraph, read
 from compiler.stages import STAGES
 from minifier.graph.edit import op_nodes
 from minifier.localize.pieces import MIN_OPS
@@ -131,11 +131,11 @@ def _ready(path: Path) -> dict | None:
     """The graph's record once its inputs are saved whole; None while they are not; {} for a
     graph left to the search after the capture (not replayable, or inputs too large)."""
     try:
-        record = json.loads((path / "record.json").read_text())
-        if "unsupported" in record:
+        record = read(CapturedGraph, path / "record.json")
+        if record.unsupported is not None:
             return {}
-        if "requires_grad" not in record:
+        if record.requires_grad is None:
             return None
-        return record if (path / "inputs.pt").stat().st_size <= EARLY_MAX_BYTES else {}
-    except (OSError, ValueError):
+        return record.to_dict() if (path / "inputs.pt").stat().st_size <= EARLY_MAX_BYTES else {}
+    except (OSError, ValueError):  # CaptureSchemaError too: an earlier run's, until the capture writes it again
         return None

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from compiler import capture, inject
+from compiler.capture_record import SCHEMA_KEY, SCHEMA_VERSION
 from compiler.oracle import check
 from compiler.stages import CompileSetup, CompileSpec
 from compiler.tensor_kinds import copy_tensor
@@ -146,8 +147,10 @@ def captured(tmp_path, body: str) -> list[GraphRecord]:
     finally:
         torch.compile = original  # run_script replaced it for the script
         torch._dynamo.reset()
-    assert json.loads((out / "script.json").read_text())["status"] == "ok"
+    ending = json.loads((out / "script.json").read_text())
+    assert ending["status"] == "ok" and ending[SCHEMA_KEY] == SCHEMA_VERSION
     records = [json.loads((f / "record.json").read_text()) for f in sorted(out.glob("graph_*"))]
+    assert records and all(r[SCHEMA_KEY] == SCHEMA_VERSION for r in records)  # each graph's, backward ones too
     return [GraphRecord(r["index"], out / f"graph_{r['index']}", r["nodes"], r, r.get("failure")) for r in records]
 
 

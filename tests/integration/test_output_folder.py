@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from conftest import ROOT
+from compiler.capture_record import SCHEMA_VERSION
 from minifier.cli import main
 from minifier.exit_codes import EXIT_BAD_INPUT
 from minifier.start.out_folder import LOCK, MANIFEST, FolderError, take
@@ -135,3 +136,21 @@ def test_one_run_per_folder_and_the_lock_dies_with_its_process(tmp_path, monkeyp
         holder.wait(timeout=30)
     claim = take(out, str(script), lambda p: True, force=False, resume=False)  # the kernel let go
     claim.release()
+
+
+def test_resume_over_an_older_minifys_capture_is_one_line(tmp_path, monkeypatch, capfd):
+    """--resume where work/capture holds a graph record an older minify wrote (no schema_version,
+    docs/capture-record.md): one line naming the file and both versions, exit 2, not a KeyError."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "ok.py"
+    script.write_text(GOOD)
+    out = tmp_path / "out"
+    _finished_run(out, script)
+    old = out / "work" / "capture" / "graph_5"
+    old.mkdir()
+    (old / "record.json").write_text(json.dumps({"index": 5, "nodes": 3, "part": "forward"}))
+    assert main(["ok.py", "-o", str(out), "--resume"]) == EXIT_BAD_INPUT
+    line = capfd.readouterr().err.strip().splitlines()[-1]  # the console's stderr, beside minify.log
+    assert line == (f"minify: {old / 'record.json'} was written by a minify of capture schema 0 (before records "
+                    f"were versioned); this one reads {SCHEMA_VERSION}: run again into a new folder"), line
+    assert (out / "repro.py").read_text() == "repro.py of ok.py\n"  # the earlier run's results kept
