@@ -30,7 +30,7 @@ class FuzzOptions:
     ops: list[str] | None = None
     dtypes: list[str] | None = None
     max_examples: int = 200
-    max_time: float | None = None  # seconds of campaign (drawing and checking; reduction comes after)
+    max_time: float | None = None  # seconds of campaign (drawing, checking, shrinking; reduction comes after)
     seed: int = 0
     device: str = "cpu"
     injections: list[str] = field(default_factory=list)
@@ -162,8 +162,11 @@ class Campaign:
         return self.deadline is not None and time.monotonic() > self.deadline
 
     def shrink_spent(self) -> bool:
+        """The shrinking budget of one failure is spent, or the campaign's time is up: --max-time
+        ends shrinking too (the failure is kept as small as it got; the reducer takes it from there),
+        so a shard ends on time (a shrink past its deadline left shards of `fuzz throughput` unfinished)."""
         start, compiles = self.shrinking_since
-        return (self.runner.compiles - compiles >= self.opts.shrink_compiles
+        return (self.time_up() or self.runner.compiles - compiles >= self.opts.shrink_compiles
                 or time.monotonic() - start > self.opts.shrink_time)
 
     def progress(self) -> str:
