@@ -7,8 +7,9 @@ see a file. The file is named by its content's hash: a graph checked again (by a
 or after the parent validated it) is read, not written again.
 
 Where: the run's own folder (OUT/work/programs), which a run names for all its processes in
-MINIFY_PROGRAMS; a process outside a run (`minify replay`'s oracle, a test) uses a folder of its
-own in the temporary directory, removed when it exits. Never the user's folders.
+MINIFY_PROGRAMS; a worker of a pool outside a run, its pool's log folder (minifier/workers/worker.py);
+any other process outside a run (`minify replay`'s oracle, a test) a folder of its own in the
+temporary directory, removed when it exits. Never the user's folders.
 
 Each load is a fresh module (as each exec was a fresh namespace) under a name of its own, and
 is not entered in sys.modules: a worker that loads thousands of candidates keeps no module it
