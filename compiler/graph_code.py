@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
-import linecache
 import math
 import operator
 import re
 import threading
+from pathlib import Path
 
 import torch
 import torch.fx as fx
@@ -22,6 +21,8 @@ from torch._ops import OpOverload
 from torch.fx.graph import CodeGen, magic_methods
 from torch.fx.graph_module import _format_import_block
 from torch.package import sys_importer
+
+from compiler.program_files import load_program
 
 CLASS_NAME = "Repro"
 _FREE_STATEMENT = re.compile(r";  (?:\w+ = )+None$")
@@ -175,19 +176,12 @@ def module_source(gm: fx.GraphModule, comments: dict[str, str] | None = None) ->
     return f"{imports}\n\n\nclass {CLASS_NAME}(torch.nn.Module):\n" + "\n".join(body) + "\n"
 
 
-def source_hash(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def module_from_source(source: str) -> torch.nn.Module:
-    """Instantiate the Repro module that `source` defines (tracebacks show its lines)."""
-    filename = f"<minify-candidate-{source_hash(source)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict = {"__name__": "minify_candidate"}
+def module_from_source(source: str, folder: Path | None = None) -> torch.nn.Module:
+    """Instantiate the Repro module that `source` defines, run as a file of `folder` (the run's
+    programs folder by default: compiler.program_files), so tracebacks show its lines."""
     if "torch.ops.prims." in source:  # Inductor's own prims (fma, ...) exist once its module is imported
         import torch._inductor.inductor_prims  # noqa: F401
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[CLASS_NAME]()
+    return getattr(load_program(source, "graph", folder), CLASS_NAME)()
 
 
 # Dynamo writes a torch.func transform (grad, vmap, jvp, jacfwd, jacrev) as calls that open

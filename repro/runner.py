@@ -26,6 +26,7 @@ import torch._inductor.config
 from compiler.context import run_context
 from compiler.judging import Judging
 from compiler.oracle import judged_check
+from compiler.program_files import load_program
 from repro.manifest import ReproFolderError, read_manifest
 
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 2
@@ -37,22 +38,30 @@ class CannotRun(Exception):
 
 def load(folder: Path, plant: bool = True) -> SimpleNamespace:
     """Repro (the graph as a module), make_inputs, the manifest, and (`plant`) the script's config
-    set and the planted bug applied, as `python repro.py` would have them."""
+    set and the planted bug applied, as `python repro.py` would have them: program_source run as
+    a file of the run's programs folder (compiler.program_files; never the repro folder)."""
     manifest = read_manifest(folder)
-    namespace: dict = {"__name__": "minify_repro", "__file__": str((folder / "repro.py").resolve())}
+    module = load_program(program_source(folder, manifest, plant), "replay")
+    return SimpleNamespace(Repro=module.Repro, make_inputs=module.make_inputs, manifest=manifest,
+                           COMPILE=manifest["compile"], CONTEXT=manifest["context"], CHECK=manifest["check"])
+
+
+def program_source(folder: Path, manifest: dict, plant: bool = True) -> str:
+    """One program of the sources the manifest carries, in repro.py's order: its imports, the
+    inputs file's path, (`plant`) the script's config and the planted bug, the graph's module
+    and make_inputs."""
     setup = list(manifest.get("imports") or ["import torch"]) + ["import torch._functorch.config",
                                                                   "import torch._inductor.config"]
     if manifest.get("inputs_file"):
         setup += ["from pathlib import Path",
                   f"INPUTS = Path({str((folder / manifest['inputs_file']).resolve())!r})"]
-    exec("\n".join(setup), namespace)
+    parts = [f"# The repro in {str(folder.resolve())!r}, built from its repro.json by repro/runner.py",
+             "\n".join(setup)]
     if plant:
-        exec("\n".join(manifest.get("config_source") or []), namespace)
-        if manifest.get("injection_source"):
-            exec(manifest["injection_source"], namespace)
-    exec(manifest["module_source"] + "\n\n" + manifest["make_inputs_source"], namespace)
-    return SimpleNamespace(Repro=namespace["Repro"], make_inputs=namespace["make_inputs"], manifest=manifest,
-                           COMPILE=manifest["compile"], CONTEXT=manifest["context"], CHECK=manifest["check"])
+        parts.append("\n".join(manifest.get("config_source") or []))
+        parts.append(manifest.get("injection_source") or "")
+    parts += [manifest["module_source"], manifest["make_inputs_source"]]
+    return "\n\n".join(part.rstrip("\n") for part in parts if part.strip()) + "\n"
 
 
 def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, device=None, config=None):

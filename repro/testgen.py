@@ -13,6 +13,7 @@ import hashlib
 import re
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 from repro.manifest import ReproFolderError, read_manifest, repro_folders
@@ -80,13 +81,6 @@ def write_tests(root: Path, dest_dir: Path, with_injection: bool = False) -> lis
     return [write_test(folder, dest_dir, with_injection) for folder in folders]
 
 
-def _string_literal(text: str) -> str:
-    """Multi-line source as a readable literal (raw triple quotes where they round-trip)."""
-    if "'''" in text or text.endswith("\\") or "\r" in text:
-        return repr(text)
-    return "r'''\n" + text + "\n'''"
-
-
 def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, with_injection: bool,
                 repro_dir: Path) -> str:
     injection = manifest.get("injection_source") if with_injection else ""
@@ -97,7 +91,8 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
         planted = ("The bug was planted (compiler.inject) when captured; this test does not plant it, so it\n"
                    "fails only while that injection is active in the process running it.\n")
     elif injection:
-        planted = "The planted bug (compiler.inject) is part of this test: INJECTION, applied in a child process.\n"
+        planted = "The planted bug (compiler.inject) is part of this test: planted in a child process (this file run\n" \
+                  "as a script), at the start of its __main__ block.\n"
     doc = (f"Regression test written by minify: {manifest['kind']} ({manifest.get('rung') or 'exception'}) at stage "
            f"{manifest['stage']}, from {manifest.get('source')}.\n\n"
            + (f"Observed: {message[0]}\n" if message else "")
@@ -116,8 +111,6 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
         lines.append(f"INPUTS = Path(__file__).resolve().with_name({inputs_name!r})")
     lines += [f"CONFIG = {manifest.get('config') or {}!r}  # Inductor config the script changed: patched for the test",
               f"ISOLATE = {isolate!r}  # check in a child process (crashes, hangs, planted bugs)",
-              f"INJECTION = {_string_literal(injection)}" if injection
-              else "INJECTION = None  # the planted bug is not part of this test",
               "", "", manifest["function_source"].rstrip(), "", "", manifest["make_inputs_source"].rstrip(), "", "",
               manifest["check_source"].rstrip(), "", "",
               f"def {stem}():",
@@ -132,8 +125,7 @@ def render_test(manifest: dict, stem: str, ident: str, inputs_name: str | None, 
               "    assert problem is None, problem",
               "", "",
               'if __name__ == "__main__":  # the child process of an isolated test',
-              "    if INJECTION:",
-              '        exec(INJECTION, {"torch": torch})',
+              *(textwrap.indent(injection.rstrip(), "    ").splitlines() if injection else []),
               "    with torch._inductor.config.patch(CONFIG):",
               *["        " + line for line in (manifest.get("child_source") or "").rstrip().splitlines()],
               "        problem = check()",

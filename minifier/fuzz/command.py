@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from compiler.program_files import RunPrograms
 from minifier.exit_codes import (EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_REPRODUCED,
                                  EXIT_OK)
 from minifier.fuzz import campaign_command, campaign_options
@@ -164,6 +165,7 @@ def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -
     say(f"starting the worker; what torch and its libraries print goes to {out / (record + '.log')}")
     for difference in differences(opts):
         say(f"replaying with {difference}")
+    programs = RunPrograms.name(base / "work")  # the examples' graphs as files, beside them (work/programs)
     runner = Runner(opts, base / "work")
     masks = campaign_masks(opts)
     campaign = ShardedCampaign(opts, runner, masks, say) if opts.shard else Campaign(opts, runner, masks(), say)
@@ -172,6 +174,7 @@ def _fuzz(opts: FuzzOptions, console, say, status: "FuzzStatus", start: float) -
         failures = campaign.run()
     finally:
         runner.close()
+        programs.close()
     campaign_seconds = time.perf_counter() - start
     status.campaign = None  # its counts are final: the line goes back to the step alone
     rows = [failure_row(i, f) for i, f in enumerate(failures, 1)]

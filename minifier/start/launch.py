@@ -19,6 +19,7 @@ from compiler import gpu_gate, settings
 from compiler.gpu_slots import GPU_WORKERS, SLOTS
 from compiler.judging import Judging
 from compiler.launch_form import Launch, module_file, node_launch
+from compiler.program_files import RunPrograms
 from minifier.capture.process import CaptureOptions, RunningCapture, start_capture
 from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE
 from minifier.start.out_folder import RUN_FILE, Claim, FolderError, take
@@ -183,6 +184,7 @@ class Launched:
     interpreters: WarmInterpreters | None = None
     bytecode: BytecodePrefix | None = None  # where Python caches no bytecode: the run's own cache
     claim: Claim | None = None  # the output folder's lock and manifest (released by stop)
+    programs: RunPrograms | None = None  # the run's folder of graphs written as files, named for its processes
 
     def stop(self) -> None:
         try:
@@ -201,6 +203,8 @@ class Launched:
             self.interpreters.close()
         if self.bytecode is not None:
             self.bytecode.close()
+        if self.programs is not None:
+            self.programs.close()
 
 
 def launch(opts: Options) -> Launched:
@@ -230,6 +234,7 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
         opts.jobs = min(opts.jobs, GPU_WORKERS)
     forked = mode == "warm"  # the workers are forked warm; on a CUDA build ('cold') only their replacements
     bytecode = use_prefix(work, cores(), forked)  # before the first process that imports torch starts
+    programs = RunPrograms.name(work)  # likewise: where every process writes the graphs it loads
     hosted = not program.torchrun  # torchrun's ranks host no zygote: it starts by itself
     zygote = Zygote(work / "logs" / "zygote.log", hosted=hosted, cold=mode == "cold") if mode else None
     capture = start_capture(program, opts.script_args, work / "capture", work / "script.log",
@@ -241,4 +246,4 @@ def _start(opts: Options, program: Launch, start: float, out: Path, claim: Claim
                                  for i in range(max(1, opts.jobs))]
     if not forked and opts.verify:
         interpreters.keep_ready()
-    return Launched(start, out, work, capture, zygote, workers, interpreters, bytecode, claim)
+    return Launched(start, out, work, capture, zygote, workers, interpreters, bytecode, claim, programs)

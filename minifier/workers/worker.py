@@ -180,8 +180,13 @@ def warm_up() -> dict:
 
 def main() -> None:
     from compiler import settings
+    from compiler.program_files import FOLDER_ENV, RUN_FOLDER
 
     settings.apply()
+    # A pool outside a run (minify bisect's own, a test's) names no programs folder: the graphs go
+    # beside its logs, this process's working directory (pool.py), not to a temporary folder that
+    # a worker killed at the pool's end would leave behind.
+    os.environ.setdefault(FOLDER_ENV, os.path.join(os.getcwd(), RUN_FOLDER))
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # prints from compiled code go to the log, not into the protocol
     protocol_in = sys.stdin.buffer
