@@ -1,4 +1,4 @@
-"""`minify fuzz throughput`: examples per minute of a campaign with 1, 4 and 8 worker processes on
+"""`minify fuzz throughput`: programs checked per minute of a campaign with 1, 4 and 8 worker processes on
 this machine, as a markdown table; no Dask needed (issue 50: 8 workers should give >= 6x one).
 
 Each row runs N plain `minify fuzz --shard I/N --max-time T` processes side by side (the shards
@@ -42,7 +42,7 @@ GRACE = 75.0  # seconds past --seconds a row may take (startup, a shrink in flig
 def parser() -> argparse.ArgumentParser:
     from repro.one_line_parser import OneLineParser
 
-    p = OneLineParser(prog="minify fuzz throughput", description="Examples per minute with 1, 4 and 8 worker "
+    p = OneLineParser(prog="minify fuzz throughput", description="Programs checked per minute with 1, 4 and 8 worker "
                       "processes (plain local processes, no Dask); a markdown table. Other options go to every shard.")
     p.add_argument("--workers", default="1,4,8", help="comma-separated worker counts, one row each (default 1,4,8)")
     p.add_argument("--seconds", type=float, default=80.0, help="fuzzing seconds of each row (default 80)")
