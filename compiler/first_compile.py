@@ -9,7 +9,7 @@ def first_compile(device: str, config: dict | None = None) -> None:
     subprocesses, which would each import torch beside the capture); Dynamo forgets it after.
 
     A first C++ compile in an Inductor cache also builds the precompiled header for its command
-    line (4.8 s of g++ on the H100 host), which every later C++ compile with that line reuses."""
+    line (seconds of g++), which every later C++ compile with that line reuses."""
     import torch
     import torch._dynamo
     import torch._inductor.config

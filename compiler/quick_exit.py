@@ -1,7 +1,7 @@
 """Leave a process that has used torch.compile without the interpreter's slow teardown.
 
-After a compile, Python's finalization frees Dynamo's and Inductor's objects one by one: about
-1.5 s of CPU on this machine, spent after the work is done, on a machine whose two cores the
+After a compile, Python's finalization frees Dynamo's and Inductor's objects one by one: on the
+order of a second of CPU, spent after the work is done, on cores (often only two) that the
 rest of the run needs. The operating system frees the same memory at once. atexit handlers
 (the script's, tempfile's, logging's) still run, and the standard streams are flushed.
 """

@@ -28,8 +28,8 @@ VALUES = {
 # (the capture beside the zygote's warm-up, two or more workers, verification beside blame), each
 # with an OpenMP thread per core; by default a thread that waits at a barrier spins for a while
 # before it sleeps, so a process between two parallel ops keeps the cores the others need
-# (4-block scale case on 2 cores: a 21-op check ran 0.9 s a run beside another worker's compile,
-# 0.1 s with passive waiting). Passive threads sleep at once. No value changes: only how idle
+# (on 2 cores a short check beside another worker's compile ran several times slower than with
+# passive waiting). Passive threads sleep at once. No value changes: only how idle
 # threads wait. Read by OpenMP when torch loads, so set before any of them starts.
 ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
 

@@ -36,7 +36,7 @@ LOWERINGS = "lowerings"
 NO_VECTORIZATION = {"cpp.simdlen": 1}  # no vector ISA has width 1: every C++ kernel is scalar
 # Scalar C++ with no ISA probing at all: a GPU repro's CPU code path (blame's first question there).
 # The vector path first asks which ISAs build and load, eleven checks that each start a Python
-# importing torch on torch 2.11-2.12 (43-56 s in a fresh process on the H200 host).
+# importing torch on torch 2.11-2.12 (tens of seconds in a fresh process).
 SCALAR_CPP = {"cpp.vec_isa_ok": False}
 NO_SCHEDULER_FUSION = {"max_fusion_size": 1}
 

@@ -1,7 +1,7 @@
 """Run a written repro.py the way a maintainer would: fresh process, another directory.
 
 Most of a fresh `python repro.py` is torch.compile's one-time start-up: lazy imports, the
-CPU ISA probe, pattern tables (about 7 of 9 s for a one-op repro on 2 cores). The caller may
+CPU ISA probe, pattern tables. The caller may
 hand in a process that has paid it (`prewarmed`: one of the run's warm interpreters,
 minifier/workers/interpreters.py, the supply its workers come from too), which runs repro.py as
 `__main__`: the same program, without the wait. A "does not reproduce" from it is checked again

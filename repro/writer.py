@@ -171,8 +171,8 @@ def split_tuple_outputs(gm: fx.GraphModule, inputs: list) -> fx.GraphModule:
 
 
 # As minify's own processes compile (compiler.settings): kernels built in this process. A
-# compile pool would cost more than the graph: on an H100 with torch 2.11, a cold run of a
-# one-op Triton repro took 20.9 s with the pool's start-up and 11.5 s without.
+# compile pool would cost more than the graph: starting its processes takes seconds, longer than
+# building a small repro's few kernels in this one.
 IN_PROCESS = ["torch._inductor.config.compile_threads = 1"]
 
 

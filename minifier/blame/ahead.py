@@ -1,7 +1,7 @@
 """Blame experiments started before the search reaches them, as jobs of their own.
 
 On a GPU repro the search's first code-path probe compiles the graph for the CPU, and a
-process's first C++ compile costs seconds (40-55 s in a fresh one on a GPU machine: Inductor's
+process's first C++ compile costs seconds (tens of them in a fresh one on a GPU machine: Inductor's
 vector-ISA checks each start a Python that imports torch). Run after the baseline, it was most
 of blame's time; asked beside the baseline and the config probes from the start, it is hidden
 behind them on another worker.

@@ -36,7 +36,7 @@ from minifier.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
 WARM_EXAMPLES = 5  # the untimed warm-up campaign's examples
 GRACE = 75.0  # seconds past --seconds a row may take (startup, a shrink in flight) before its shards are ended
-# (an ended shard writes no fuzz.json and shows as not answered): 3 rows of 80 s end within 8 minutes
+# (an ended shard writes no fuzz.json and shows as not answered); it bounds a default run's length
 
 
 def parser() -> argparse.ArgumentParser:

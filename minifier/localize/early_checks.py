@@ -1,13 +1,13 @@
 """Each graph's first checks, asked while the capture still runs.
 
 The capture writes a graph and its inputs when Dynamo hands them over, before Inductor compiles
-it: on the H100 tanh's graph and inputs were there about 3 s before the script's run of it
-failed, while warm workers waited for the capture to end. What a failing graph's confirmation
-asks first (its replays at Inductor, and the graph at each stage before Inductor) does not
-depend on how the script's run of it ends, so it is asked as soon as the graph is there; so are
-the further tries, each a process of its own, that a failure ending its process (a crash, a
-device-side assert, a compile error) needs. They are the very questions the confirmation asks
-(minifier.search.bugs.confirm), so it takes their answers, or waits for them.
+it: a failing graph and its inputs are there seconds before the script's run of it fails (its
+compile is in between), while warm workers would wait for the capture to end. What a failing
+graph's confirmation asks first (its replays at Inductor, and the graph at each stage before
+Inductor) does not depend on how the script's run of it ends, so it is asked as soon as the
+graph is there; so are the further tries, each a process of its own, that a failure ending its
+process (a crash, a device-side assert, a compile error) needs. They are the very questions the
+confirmation asks (minifier.search.bugs.confirm), so it takes their answers, or waits for them.
 
 When the capture ends, the search takes each graph it looks at from here (module, inputs,
 recorded values and evaluator); the checks of the graphs it does not look at are dropped, those
@@ -58,8 +58,8 @@ def first_questions(gm: fx.GraphModule, tries: int) -> list[Question]:
     replay, its further tries, each in a process of its own (asked where the first replay ends
     its process: a crash, a device-side assert, a compile error; where it ran every try itself,
     as an accuracy bug's does, they are two compiles spent), then each stage before Inductor
-    (short checks, wanted only once the bug is confirmed). On the H100 the stage checks first
-    left a device assert's last try to a worker still starting: 2.3 s of the confirmation.
+    (short checks, wanted only once the bug is confirmed). Stage checks first would leave a
+    device assert's last try to a worker still starting, and the confirmation waiting for it.
     Nothing for a graph large enough to be searched in pieces (minifier.localize.pieces), whose
     first questions are about the pieces."""
     if len(op_nodes(gm)) >= MIN_OPS:

@@ -244,7 +244,7 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
 def known_ops(gm: fx.GraphModule, values: dict, known: dict, signature: str) -> dict[str, Bug]:
     """The nodes of `gm` (fed recorded values) whose op is the first divergent node's of a known
     Inductor accuracy bug, each with that bug: a model repeats its layers, and T5's eight pieces
-    each confirmed, located and masked its planted `mean` bug again, 1 to 3 s a piece. None
+    each confirmed, located and masked its planted `mean` bug again, a few compiles a piece. None
     unless `gm`'s own failure (`signature`) is wrong values too: a compile error in that op
     would be another bug, and would pass once the op is masked."""
     if not signature.startswith("accuracy@"):

@@ -1,13 +1,13 @@
 """The input passes' likely questions, asked ahead.
 
 Once a crash's, error's or assert's reduction keeps one op, the passes left (shrink_shapes,
-drop_unit_dims, simplify_values) each ask one question when the bug allows everything at
-once, each on the graph the one before kept: three checks one after another, 1.3 s of a
-device assert's reduction on the H100, where every check ends its worker. What each would ask
-if every answer before it reproduces is known at once: each pass is run against an optimist,
-an evaluator that answers "reproduces" without compiling and keeps what it was asked. Those
-questions are sent to the workers together; the passes still ask them in order and find the
-answers waiting, so the result is the one the passes find without the lookahead. A wrong
+drop_unit_dims, simplify_values) each ask one question when the bug allows everything at once,
+each on the graph the one before kept: three checks one after another, each waiting on a
+worker's start-up in a device assert's reduction, where every check ends its worker. What each
+would ask if every answer before it reproduces is known at once: each pass is run against an
+optimist, an evaluator that answers "reproduces" without compiling and keeps what it was asked.
+Those questions are sent to the workers together; the passes still ask them in order and find
+the answers waiting, so the result is the one the passes find without the lookahead. A wrong
 guess costs the compiles of the questions after it (at most LIMIT in all).
 """
 from __future__ import annotations

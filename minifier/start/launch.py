@@ -2,7 +2,7 @@
 
 The capture (the user's script under the recording backend) and the zygote (torch's start-up,
 paid once for every worker) are separate processes that do not need torch in this one, so
-they start before this process imports torch and the rest of minify (about 2.5 s); where no
+they start before this process imports torch and the rest of minify (seconds); where no
 zygote can fork warm workers (a CUDA build, whose zygote only imports), the workers and the
 interpreter that will run repro.py start here. Nothing here imports torch.
 """

@@ -4,8 +4,8 @@ Every process of a run (the capture, the workers, blame's probes, the verifier) 
 Inductor: about 2,300 modules. Where the installed packages carry no compiled bytecode and Python
 may not write any beside them (PYTHONDONTWRITEBYTECODE, as container images often set; a read-only
 site-packages; packages installed without bytecode, as uv installs them), each process compiles
-every one from source again: 7-8 s of each process's start on the GPU test machine, where the
-capture alone took 16.2 s, 8.7 s with bytecode.
+every one from source again: seconds of each process's start, where a capture alone took
+about twice as long as with bytecode.
 
 There a run points PYTHONPYCACHEPREFIX at a folder of its work folder, so that what one process
 compiled the others read, and compiles torch and what it imports on the spare cores at the start,
@@ -77,8 +77,8 @@ class BytecodePrefix:
 def use_prefix(work: Path, cores: int, forked: bool) -> BytecodePrefix | None:
     """Where `uncached()`: set the prefix for this process and every process it starts, and start
     compiling into it on the spare cores. Not on fewer than 4 cores where a zygote forks the
-    workers: there two processes import torch, and on 2 cores the prefix measured no faster (21.8
-    s against 20.6 s, a one-op CPU case) and the compile beside the capture slower (25.2 s)."""
+    workers: there two processes import torch, and on 2 cores the prefix measured no faster (the
+    spare cores it compiles on are not spare there) and the compile beside the capture slower."""
     if not uncached() or (cores < 4 and forked):
         return None
     folder = work / FOLDER

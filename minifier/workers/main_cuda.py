@@ -2,8 +2,8 @@
 
 The main process runs the failing graph once (its recorded values) and loads its inputs with
 torch.load; on a GPU that started CUDA right after the capture ended, beside the workers
-replaced after a device-side assert that start theirs at the same moment: loading tanh's
-graph took 1.6 s on the H100 where it takes 0.2 s once CUDA is up. The capture takes seconds
+replaced after a device-side assert that start theirs at the same moment: loading a small
+graph then took several times what it takes once CUDA is up. The capture takes seconds
 longer than this process's `import torch`, so CUDA (and cuBLAS) start in that wait.
 """
 from __future__ import annotations

@@ -315,7 +315,7 @@ class WorkerPool:
     def keep_spares(self) -> None:
         """Start the spares now: the capture saw a failure that ends its process, so the first
         checks will end workers (their confirmation tries, all at once), and a spare warming
-        since the capture ended is ready sooner (on the H100 a forked one takes 2 to 3.5 s)."""
+        since the capture ended is ready sooner (even a forked worker takes seconds to start)."""
         with self.lock:
             self._top_up("early-spare")
 

@@ -1,8 +1,8 @@
 """Ending child processes: SIGTERM, a grace period, then SIGKILL; waited for on a thread or here.
 
 A killed process that held a CUDA context is gone only once the driver has torn that context
-down (0.1 to 0.5 s each on the H100). Waited for one after another, that cost 1.5 s at the end
-of every GPU run, so a process no longer wanted is ended on a thread of its own (`kill_soon`).
+down (a fraction of a second each). Waited for one after another, they cost over a second at the
+end of every GPU run, so a process no longer wanted is ended on a thread of its own (`kill_soon`).
 After a device-side assert its end is waited for here instead (`end_now`), under the GPU gate
 (compiler/gpu_gate.py): no other process starts CUDA while that context is torn down.
 A CUDA process is never sent SIGKILL first: SIGTERM, then SIGKILL only after GRACE seconds.

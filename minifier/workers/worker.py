@@ -171,8 +171,8 @@ def warm_up() -> dict:
         start_cuda()
     if "--forked" not in sys.argv:
         # The device the case most likely runs on: on a GPU machine the first C++ compile of a
-        # fresh process costs 40-55 s (Inductor's vector-ISA probes each start a Python that
-        # imports torch), longer than the capture it should hide behind; a Triton one, 2 s.
+        # fresh process costs tens of seconds (Inductor's vector-ISA probes each start a Python
+        # that imports torch), longer than the capture it should hide behind; a Triton one, less.
         torch.compile(lambda x: x * 2 + 1)(torch.ones(4, device=device))
         torch._dynamo.reset()
     return {"status": "ready", "device": device, "ready_at": time.time()}

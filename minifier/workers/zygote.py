@@ -1,7 +1,7 @@
 """One warm parent that forks workers and repro runs, so torch's start-up is paid once.
 
 Every fresh Python that compiles pays the same start-up: `import torch`, Inductor's lazy
-imports, the CPU ISA probe, pattern tables (about 8 s of CPU on 2 cores). A run of minify
+imports, the CPU ISA probe, pattern tables (seconds of CPU). A run of minify
 starts a capture, two workers, a repro check and, after crashes, replacement workers: on 2
 cores those start-ups fought the capture for the CPU. The zygote pays it once, on a
 throwaway function, and then forks a child per request. A forked child is a fresh process
@@ -13,8 +13,8 @@ lowers its priority and warms up while the capture runs the script. Both pay one
 On CPU builds of torch it warms up with a compile ('warm'). A process that touched CUDA
 cannot be forked safely, and on the H100 a CPU compile did start CUDA; so on a CUDA build the
 zygote only imports ('cold'), checks that CUDA is not started, and proves a first child can
-start it before it says ready. Its children start CUDA and compile once themselves (1.5 to
-3 s on the H100, where a fresh worker took 5 to 7 s): it replaces the workers a device-side
+start it before it says ready. Its children start CUDA and compile once themselves (still
+sooner than a fresh worker, which imports torch first): it replaces the workers a device-side
 assert ends. Wherever the zygote cannot start, callers fall back to plain subprocesses.
 
 Protocol: a SOCK_SEQPACKET socket pair, one message of compiler/boot/wire.py a datagram. The
