@@ -180,6 +180,9 @@ def kind_of(detail: str, raised: bool) -> str:
     return re.sub(r"\d+", "N", parts[0])
 
 
+RANK_PREFIX = re.compile(r"^\[rank\d+\]: ?", re.MULTILINE)
+
+
 def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (), zygote=None,
                 control: bool = False) -> RunResult:
     """Run one candidate in a process of its own: forked from the warm zygote when there is
@@ -199,6 +202,7 @@ def run_program(path: Path, cwd: Path, timeout: float, extra_path: list[str] = (
         except subprocess.TimeoutExpired:
             return RunResult(None, "timed out")
         code, stderr = proc.returncode, proc.stderr
+    stderr = RANK_PREFIX.sub("", stderr or "")  # a process group's excepthook writes "[rank0]: " before each line
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     failure = next((line for line in reversed(lines) if line.startswith(MARKS)), None)
     raised = last_exception(stderr) if failure is None and code else None

@@ -20,6 +20,7 @@ from compiler.judging import Judging
 from compiler.launch_form import Launch, module_file
 from minifier.program.instrument import RunResult, prologue_of, instrument, program_lines, project_statements, render, run_program
 from minifier.program.layers import Layer
+from minifier.program.one_rank import as_one_rank
 from minifier.program.source_reduce import Oracle, reduce_program
 from minifier.start.launch import Options
 
@@ -34,12 +35,15 @@ def minify_program(script: Launch | Path, opts: Options, out: Path, work: Path, 
     timeout, specs, judging = opts.timeout, opts.injections, opts.judging
     folder = work / "program"
     folder.mkdir(parents=True, exist_ok=True)
+    one_rank = isinstance(script, Launch) and bool(script.torchrun)  # minify torchrun: run alone, a world of one
     source, script = program_source(script)
     tree = instrument(source, layer.backend)
     own_path(tree, script)
     planting = "from compiler.inject import apply, parse_spec\n" + "".join(f"apply(parse_spec({s!r}))\n" for s in specs)
     tree.body[:0] = ast.parse(planting).body if specs else []
-    mode, first = first_failure(tree, folder, script.parent, timeout, zygote, judging)
+    if one_rank:
+        as_one_rank(tree)
+    mode, first = first_failure(tree, folder, script.parent, timeout, zygote, judging, plain_first=one_rank)
     if first is None:
         return {"status": "not_checkable", "message": "neither does a compiled call differ from eager on copies of "
                 "its inputs, nor does the program fail compiled and not eager, when rerun on its own"}
@@ -89,19 +93,28 @@ def program_source(program: Launch | Path) -> tuple[str, Path]:
 
 
 def first_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote,
-                  judging: Judging = Judging()) -> tuple[str, RunResult | None]:
+                  judging: Judging = Judging(), plain_first: bool = False) -> tuple[str, RunResult | None]:
     """How the whole program shows its failure on its own: each compiled call differing from
     eager on copies of its inputs (`check`), or else the program failing compiled where its
-    eager control run does not (`plain`: a dropped side effect leaves equal outputs)."""
+    eager control run does not (`plain`: a dropped side effect leaves equal outputs).
+    `plain_first`: `plain` tried first (a job's program: the check's eager call on deep copies
+    of DTensor inputs makes the compile fail otherwise than in the job)."""
+    if plain_first and (found := _plain_failure(tree, folder, cwd, timeout, zygote)) is not None:
+        return "plain", found
     (folder / "instrumented.py").write_text(render(tree, judging=judging))
     first = run_program(folder / "instrumented.py", cwd, timeout, [str(ROOT)], zygote)
     if first.signature is not None:
         return "check", first
+    return "plain", None if plain_first else _plain_failure(tree, folder, cwd, timeout, zygote)
+
+
+def _plain_failure(tree: ast.Module, folder: Path, cwd: Path, timeout: float, zygote) -> RunResult | None:
+    """The program run as it is, failing compiled where its eager control run does not."""
     (folder / "plain.py").write_text(render(tree, "plain"))
     (folder / "plain_eager.py").write_text(render(tree, "eager"))
     plain = run_program(folder / "plain.py", cwd, timeout, [str(ROOT)], zygote)
     control = run_program(folder / "plain_eager.py", cwd, timeout, [str(ROOT)], zygote)
-    return ("plain", plain) if plain.signature_in("plain") and control.passed else ("plain", None)
+    return plain if plain.signature_in("plain") and control.passed else None
 
 
 def standalone(tree: ast.Module, injections: list[dict], mode: str = "check", judging: Judging = Judging()) -> str:

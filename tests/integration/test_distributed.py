@@ -99,8 +99,17 @@ def _check_case(case: dict, tmp_path: Path, folder: Path = DISTRIBUTED) -> None:
     r = run_minify(args, tmp_path)
     assert r.returncode == case["exit"], r.stdout[-3000:] + r.stderr[-3000:]
     assert not _left_running(out)
-    if case["exit"] != 0:
-        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    if case["exit"] == 2:  # bad input: one line (after the progress lines), no traceback
+        lines = r.stderr.strip().splitlines()
+        assert lines[-1].startswith("minify: ") and sum(line.startswith("minify: ") for line in lines) == 1, r.stderr
+        assert "Traceback" not in r.stderr, r.stderr
+        return
+    if case.get("status") == "program":  # the whole program reduced, run alone as a world of one rank
+        report = json.loads((out / "report.json").read_text())
+        assert report["status"] == "program" and report["program"]["verified"] is True, report["program"]
+        run = subprocess.run([sys.executable, str(out / "repro.py")], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300, env={**os.environ, "PYTHONPATH": ""})
+        assert run.returncode == 1 and case["error"] in run.stderr, run.stderr[-3000:]
         return
     report = json.loads((out / "report.json").read_text())
     assert report["rank"] == case["rank"] and report["failure"]["kind"] == case["kind"]
