@@ -266,7 +266,7 @@ def _wrap(compiled, eager_gm, folder: Path, record: CapturedGraph, session: Sess
             session.marker.write_text(str(record.index))
             getattr(model, "first_call", len)(args)
             if compiled is not None:
-                _check(model, list(args), checked or compiled, record, session.judging)
+                _check(model, _own_lists(args), checked or compiled, record, session.judging)
                 collective_record.recheck_alone(model, lambda *a: judged_check(*a, "inductor", session.judging))
             write_json(folder / "record.json", record.to_dict())
         session.marker.write_text(str(record.index))
@@ -275,6 +275,11 @@ def _wrap(compiled, eager_gm, folder: Path, record: CapturedGraph, session: Sess
         return compiled(*args)
 
     return call
+
+
+def _own_lists(args) -> list:
+    """The check's arguments, lists copied: Dynamo's wrapper empties a list input (compiled autograd's)."""
+    return [list(a) if isinstance(a, list) else a for a in args]
 
 
 def _fake_call(args) -> bool:

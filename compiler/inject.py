@@ -66,9 +66,11 @@ def spec_types() -> dict:
     from compiler.inject_fusion import FusionBug
     from compiler.inject_indexing import IndexingBug
     from compiler.inject_lowering import LoweringBug
+    from compiler.inject_postgrad import PostGradBug
     from compiler.inject_reduction import ReductionBug
 
-    return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug, DynamoBug)}
+    return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug, DynamoBug,
+                                  PostGradBug)}
 
 
 def spec_class(target: str):
