@@ -41,6 +41,9 @@ class RecordingModel:
             return self.eager_gm(*args)
         recorder = Recorder(self.eager_gm)
         out = recorder.run(*args)
+        if self.record.unsupported is not None:  # no graph.py to rewrite (a compiled autograd backward, ...)
+            self.record.collectives = {"error": f"not rewritten: {self.record.unsupported}"[:300]}
+            return out
         try:
             self._rewrite(recorder.seen)
         except Exception as exc:  # the graph stays as it was: not replayable on one process

@@ -188,6 +188,8 @@ def module_from_source(source: str, folder: Path | None = None) -> torch.nn.Modu
 # and close its levels around the ops (`_vmap_increment_nesting`, `_add_batch_dim`, `_wrap_for_grad`,
 # ... in these modules): they take and return tensors of a level that exists only between them.
 TRANSFORM_MODULES = ("torch._functorch", "torch._C._functorch")
+# A backward traced by compiled autograd calls that engine's own ops (validate_outputs, ...).
+COMPILED_AUTOGRAD = "torch._dynamo.compiled_autograd"
 
 
 def unreplayable_form(gm: fx.GraphModule) -> str | None:
@@ -199,6 +201,12 @@ def unreplayable_form(gm: fx.GraphModule) -> str | None:
         return (f"it runs inside torch.func transforms (grad, vmap, jacfwd, jacrev, functional forward AD: "
                 f"{', '.join(transforms[:4])}{', ...' if len(transforms) > 4 else ''}), whose level bookkeeping "
                 f"does not run as a graph of its own")
+    autograd_ops = sorted({n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"
+                           and str(getattr(n.target, "__module__", "")).startswith(COMPILED_AUTOGRAD)})
+    if autograd_ops:
+        return (f"it is a compiled autograd backward graph (it calls {', '.join(autograd_ops[:3])}, compiled "
+                f"autograd's own ops, and takes the engine's inputs list), which minify cannot write as a graph "
+                f"of its own yet")
     subgraphs = [n for n in gm.graph.find_nodes(op="get_attr")
                  if isinstance(_get_attr(gm, n.target), torch.nn.Module)]
     if subgraphs:

@@ -72,3 +72,24 @@ def test_a_two_rank_repro_reproduces_a_wrong_collective_lowering_and_passes_with
     assert "rank(s) [0, 1]" in row["verify_line"] and row["ops_after"] == 2
     head = (out / "repro.py").read_text().splitlines()[0]
     assert "all_reduce" in head and "rank 0 of 2, graph 0" in head
+
+
+def test_a_planted_post_grad_pass_rewrites_the_all_reduce_inductor_compiles_and_is_removed(one_rank_group):
+    from torch._inductor.utils import run_and_get_code
+
+    from compiler.inject import injected
+
+    def step(x):
+        return funcol.all_reduce(torch.sin(x), "sum", dist.group.WORLD) + 1
+
+    def code() -> str:
+        torch._dynamo.reset()
+        _, sources = run_and_get_code(torch.compile(step), torch.randn(4, 8))
+        return "\n".join(sources)
+
+    with injected(parse_spec("postgrad:all_reduce:max")):
+        planted = code()
+    assert "all_reduce_.default(buf" in planted and "'max'" in planted and "'sum'" not in planted, planted
+    assert "'sum'" in code()  # undone
+    with pytest.raises(ValueError, match="post-grad pass op"):
+        parse_spec("postgrad:relu:max")

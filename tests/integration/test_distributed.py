@@ -114,6 +114,8 @@ def _check_case(case: dict, tmp_path: Path, folder: Path = DISTRIBUTED) -> None:
     report = json.loads((out / "report.json").read_text())
     assert report["rank"] == case["rank"] and report["failure"]["kind"] == case["kind"]
     assert [row["rank"] for row in report["ranks"] if row["failing_graphs"]] == case["failing_ranks"]
+    if "rank_statuses" in case:  # the program ran through on every rank under the capture
+        assert [row["status"] for row in report["ranks"]] == case["rank_statuses"], report["ranks"]
     repro = out / "repro.py"
     head = " ".join(line.lstrip("# ") for line in repro.read_text().splitlines()[:2])  # the header's first sentence
     assert f"rank {case['rank']} of {case['nproc']}, graph {report['failing_graph']}" in head, head
@@ -125,6 +127,7 @@ def _check_case(case: dict, tmp_path: Path, folder: Path = DISTRIBUTED) -> None:
                          env={**os.environ, "PYTHONPATH": ""})
     assert run.returncode == 1, run.stdout + run.stderr
     assert ("process_group" in repro.read_text()) == (case.get("repro_ranks", 1) == 2)
+    assert all(text in repro.read_text() for text in case.get("repro_contains", [])), "a planted pass not carried"
     assert report.get("repro_ranks", 1) == case.get("repro_ranks", 1)
 
 

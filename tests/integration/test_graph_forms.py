@@ -132,6 +132,14 @@ FALLBACK = {
             return y.sigmoid()
         torch.compile(f)(torch.randn(8, requires_grad=True)).sum().backward()
     """, "register_hook"),
+    "compiled_autograd_backward": ("""
+        x = torch.randn(8, requires_grad=True)
+        x.register_hook(lambda g: g.sigmoid())  # traced into the compiled autograd graph
+        def step(x):
+            (x * x).sum().backward()
+        with torch._dynamo.config.patch(compiled_autograd=True):
+            torch.compile(step)(x)
+    """, "compiled autograd backward graph"),
 }
 
 
