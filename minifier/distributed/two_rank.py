@@ -3,10 +3,10 @@
 Where the failing graph, rewritten without its collectives (compiler/collectives.py), passes on
 one process, the collective itself is the bug (the capture's `collective_bug`). The graph is then
 cut to that collective and its wait, fed on each rank the input the collective had there, and
-repro.py forks itself into as many processes (gloo, or NCCL with a GPU a rank where the inputs
-were on CUDA; a FileStore in a temporary folder: no port to choose, nothing to collide with;
-every wait bounded), runs the cut graph compiled and eagerly
-on each rank and exits 1 (REPRODUCED) where a rank's values differ, 0 where none does.
+repro.py starts itself as many times (forked ranks over gloo; where the job's tensors were on
+CUDA, spawned ranks over NCCL, one GPU each), meeting on a FileStore in a temporary folder (no
+port to choose, nothing to collide with; every wait bounded), runs the cut graph compiled and
+eagerly on each rank and exits 1 (REPRODUCED) where a rank's values differ, 0 where none does.
 It is verified in fresh processes: it must exit 1, and 0 with the compiler off.
 """
 from __future__ import annotations

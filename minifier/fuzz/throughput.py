@@ -1,5 +1,5 @@
-"""`minify fuzz throughput`: programs checked per minute of a campaign with 1, 4 and 8 worker processes on
-this machine, as a markdown table; no Dask needed (issue 50: 8 workers should give >= 6x one).
+"""`minify fuzz throughput`: programs checked per minute of a campaign with 1, 4 and 8 worker
+processes on this machine, as a markdown table; no Dask needed (issue 50: 8 workers should give >= 6x one).
 
 Each row runs N plain `minify fuzz --shard I/N --max-time T` processes side by side (the shards
 of one seed: disjoint units, no end of examples, each stopping when its T seconds are spent) and
@@ -104,7 +104,8 @@ def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
     logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
     start = time.monotonic()
     procs = [subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed), "--max-time",
-                               str(ns.seconds), "--shard", f"{i}/{workers}", "--no-reduce", "-q", "-o", str(folder), *extra],
+                               str(ns.seconds), "--shard", f"{i}/{workers}", "--no-reduce", "-q", "-o", str(folder),
+                               *extra],
                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
              for i, (folder, log) in enumerate(zip(folders, logs), 1)]
     for proc in procs:
