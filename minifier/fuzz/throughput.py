@@ -81,17 +81,26 @@ def warm_cache(ns, extra: list[str]) -> Path:
     cache = ns.out.resolve() / "warm" / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache.parent / "warm.log", "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed + 1),
-                                 "--max-examples", str(WARM_EXAMPLES), "--max-time", str(ns.seconds), "--no-reduce",
-                                 "-q", "-o", str(cache.parent / "fuzz"), *extra],
-                                env=shard_environment(usable_cores(), cache), stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            proc.wait(timeout=ns.seconds + GRACE)
-        except subprocess.TimeoutExpired:  # what it built so far is the warm cache
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        proc = start_fuzz(["--seed", str(ns.seed + 1), "--max-examples", str(WARM_EXAMPLES)], ns, extra,
+                          cache.parent / "fuzz", shard_environment(usable_cores(), cache), log)
+        end_by(proc, time.monotonic() + ns.seconds + GRACE)  # what it built so far is the warm cache
     return cache
+
+
+def start_fuzz(args: list[str], ns, extra: list[str], out: Path, env: dict, log) -> subprocess.Popen:
+    """`minify fuzz ARGS` for --seconds, no reduction, quiet, into `out`, in a session of its own."""
+    return subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", *args, "--max-time", str(ns.seconds),
+                             "--no-reduce", "-q", "-o", str(out), *extra],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def end_by(proc: subprocess.Popen, deadline: float) -> None:
+    """Wait for `proc` until `deadline` (time.monotonic()); then kill its session."""
+    try:
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
@@ -103,17 +112,10 @@ def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
     folders = [row / f"s{i}" for i in range(1, workers + 1)]
     logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
     start = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", "--seed", str(ns.seed), "--max-time",
-                               str(ns.seconds), "--shard", f"{i}/{workers}", "--no-reduce", "-q", "-o", str(folder),
-                               *extra],
-                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    procs = [start_fuzz(["--seed", str(ns.seed), "--shard", f"{i}/{workers}"], ns, extra, folder, env, log)
              for i, (folder, log) in enumerate(zip(folders, logs), 1)]
     for proc in procs:
-        try:
-            proc.wait(timeout=max(1.0, start + ns.seconds + GRACE - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        end_by(proc, start + ns.seconds + GRACE)
     for log in logs:
         log.close()
     wall = time.monotonic() - start
