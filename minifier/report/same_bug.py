@@ -27,25 +27,19 @@ from __future__ import annotations
 
 import json
 
-NAMES_AN_OP = ("lowering", "decomposition")
+from minifier.report.shared_causes import SPECIFIC, blamed_part, switch_of
 
 
 def blame_key(findings: list[dict]) -> tuple | None:
-    """What the blame findings say is wrong, node names left out (they differ from repro to
-    repro); None unless one of them names an op."""
-    said, named = [], False
-    for f in findings:
-        what = f.get("what")
-        switch = {k: v for k, v in (f.get("run") or {}).items() if k not in ("verdict", "outcome")}
-        if what == "lowering" and f.get("targets"):
-            said.append((what, json.dumps(sorted(map(str, f["targets"])))))
-            named = True
-        elif what == "decomposition" and switch.get("disable"):
-            said.append((what, json.dumps(switch, sort_keys=True)))
-            named = True
-        else:
-            said.append((what, f.get("finding", ""), json.dumps(switch, sort_keys=True, default=str)))
-    return tuple(sorted(said)) if named else None
+    """What the blame findings say is wrong: the parts they name (shared_causes.blamed_part: node
+    names left out, they differ from repro to repro) and every other finding as said; None unless
+    one of them names an op (a lowering by its targets, a decomposition by the one it disabled)."""
+    if not any((f.get("what") == "lowering" and f.get("targets"))
+               or (f.get("what") == "decomposition" and switch_of(f).get("disable")) for f in findings):
+        return None
+    said = sorted((f.get("what"), f.get("finding", ""), json.dumps(switch_of(f), sort_keys=True, default=str))
+                  for f in findings if f.get("what") not in SPECIFIC)
+    return blamed_part(findings) + tuple(said)
 
 
 def one_bug_key(row: dict) -> tuple | None:

@@ -12,6 +12,11 @@ import json
 SPECIFIC = ("lowering", "decomposition", "pass")  # findings that name one op or pass, not a layer or a config
 
 
+def switch_of(finding: dict) -> dict:
+    """The switch a blame finding's run turned (what made the repro pass), without its outcome."""
+    return {k: v for k, v in (finding.get("run") or {}).items() if k not in ("verdict", "outcome")}
+
+
 def blamed_part(findings: list[dict]) -> tuple:
     """The parts the findings name: a lowering by its ATen targets (node names differ from repro
     to repro), a decomposition or pass by the switch that made the repro pass; empty when no
@@ -20,8 +25,7 @@ def blamed_part(findings: list[dict]) -> tuple:
     for f in findings:
         if f.get("what") not in SPECIFIC:
             continue
-        switch = {k: v for k, v in (f.get("run") or {}).items() if k not in ("verdict", "outcome")}
-        named = sorted(map(str, f["targets"])) if f.get("targets") else json.dumps(switch, sort_keys=True)
+        named = sorted(map(str, f["targets"])) if f.get("targets") else json.dumps(switch_of(f), sort_keys=True)
         parts.add((f["what"], str(named)))
     return tuple(sorted(parts))
 
