@@ -11,14 +11,24 @@ about the machine's throughput; the table has both.
 Shards run with --no-reduce: a finding's reduction comes after the campaign, is not drawing, and
 would leave a shard that found something still reducing when its row's time is up.
 The row's rate is the sum of each shard's programs per minute; the speedup is against the first
-row. Each process gets OMP_NUM_THREADS = cores // N so that N processes do not oversubscribe
-the cores (and compiles in-process, as every minify worker does). Options it does not know go to
+row. Every worker gets the same OMP_NUM_THREADS in every row, cores // the most workers of any
+row (--threads; 2 for 1,4,8 on 16 cores), so that the largest row does not oversubscribe the
+cores and a row's speedup is that of its workers alone: with `--threads auto` (cores // N per
+row) a lone worker runs its few heavy programs (large matmuls, sorts) on all 16 cores and 8
+workers each on 2, and the table mixes the two effects (measured: docs/fuzzing.md). Each worker
+compiles in-process, as every minify worker does. Options it does not know go to
 every shard (--ops, --dtypes, --device, --backward, ...).
 
 Every row starts from its own copy of one Inductor kernel cache that a short untimed campaign of
 another seed filled first (C++'s prefix header and the common kernels built): with one shared
 cache a later row would find the kernels an earlier row compiled for the same seed and look
 faster than it is, and the first row alone would pay the machine's first builds.
+
+Shards draw units of --unit-examples programs (2 here, not a campaign's 20): a unit's programs
+share a seed and their cost (a unit whose ops compile slowly is slow throughout), so with 20 a
+one-worker row spends its time on the first unit or two while an 8-worker row samples eight; with
+2 every row runs through many units and the rows measure a like mix of the same work.
+The header names logical and physical cores (hyper-threads share a core's units).
 """
 from __future__ import annotations
 
@@ -47,6 +57,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", default="1,4,8", help="comma-separated worker counts, one row each (default 1,4,8)")
     p.add_argument("--seconds", type=float, default=80.0, help="fuzzing seconds of each row (default 80)")
     p.add_argument("--seed", type=int, default=7, help="the campaign's seed, the same for every row (default 7)")
+    p.add_argument("--threads", default=None, metavar="T|auto",
+                   help="OpenMP threads of every worker (default: cores // the largest worker count, the same in every "
+                        "row); auto: cores // N in a row of N workers")
+    p.add_argument("--unit-examples", type=int, default=2, metavar="K",
+                   help="programs drawn per unit in every shard (default 2: each row samples many units)")
     p.add_argument("-o", "--out", type=Path, default=Path("minify-throughput"), help="folder for the shards' output")
     return p
 
@@ -67,6 +82,17 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this platform
         return os.cpu_count() or 1
+
+
+def physical_cores() -> int | None:
+    """How many distinct physical cores the usable ones are (Linux sysfs), or None where unknown."""
+    try:
+        cpus = os.sched_getaffinity(0)
+        cores = {tuple(Path(f"/sys/devices/system/cpu/cpu{n}/topology/{name}").read_text().strip()
+                       for name in ("physical_package_id", "core_id")) for n in cpus}
+    except (AttributeError, OSError):
+        return None
+    return len(cores)
 
 
 def shard_environment(threads: int, cache: Path) -> dict:
@@ -90,7 +116,7 @@ def warm_cache(ns, extra: list[str]) -> Path:
 def start_fuzz(args: list[str], ns, extra: list[str], out: Path, env: dict, log) -> subprocess.Popen:
     """`minify fuzz ARGS` for --seconds, no reduction, quiet, into `out`, in a session of its own."""
     return subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", *args, "--max-time", str(ns.seconds),
-                             "--no-reduce", "-q", "-o", str(out), *extra],
+                             "--unit-examples", str(ns.unit_examples), "--no-reduce", "-q", "-o", str(out), *extra],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -103,12 +129,23 @@ def end_by(proc: subprocess.Popen, deadline: float) -> None:
         proc.wait()
 
 
+def threads_of(text: str | None, workers: list[int]) -> int | None:
+    """Every worker's OpenMP threads (None: auto, cores // N per row); a ValueError says what is wrong."""
+    if text == "auto":
+        return None
+    if text is None:
+        return max(1, usable_cores() // max(workers))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"--threads {text}: expected a positive count or auto")
+    return int(text)
+
+
 def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
     """N shard processes side by side; their programs per minute, summed."""
-    cores = usable_cores()
+    threads = ns.each or max(1, usable_cores() // workers)
     row = ns.out.resolve() / f"w{workers}"
     shutil.copytree(warm, row / "cache")
-    env = shard_environment(max(1, cores // workers), row / "cache")
+    env = shard_environment(threads, row / "cache")
     folders = [row / f"s{i}" for i in range(1, workers + 1)]
     logs = [open(folder.parent / f"{folder.name}.log", "w") for folder in folders]  # what a shard said, if it failed
     start = time.monotonic()
@@ -126,10 +163,12 @@ def run_row(workers: int, ns, extra: list[str], warm: Path) -> dict:
             shards.append((data["examples"], data["compiles"], data.get("campaign_seconds") or data["seconds"]))
         except (OSError, ValueError, KeyError):
             shards.append((0, 0, 0.0))
-    rate = sum(60.0 * checked / seconds for _, checked, seconds in shards if seconds)
-    return {"workers": workers, "threads": max(1, cores // workers), "examples": sum(e for e, _, _ in shards),
+    rates = [60.0 * checked / seconds for _, checked, seconds in shards if seconds]
+    rate = sum(rates)
+    return {"workers": workers, "threads": threads, "examples": sum(e for e, _, _ in shards),
             "checked": sum(c for _, c, _ in shards), "answered": sum(1 for _, _, s in shards if s),
-            "wall": round(wall, 1), "per_minute": round(rate, 1), "exits": [p.returncode for p in procs]}
+            "wall": round(wall, 1), "per_minute": round(rate, 1), "shard_rates": [round(r, 1) for r in rates],
+            "exits": [p.returncode for p in procs]}
 
 
 def markdown(rows: list[dict], ns, extra: list[str]) -> str:
@@ -138,8 +177,11 @@ def markdown(rows: list[dict], ns, extra: list[str]) -> str:
     import torch
 
     base = rows[0]["per_minute"] / rows[0]["workers"] if rows and rows[0]["per_minute"] else None
-    lines = [f"{time.strftime('%Y-%m-%d')}, {usable_cores()} cores ({platform.processor() or platform.machine()}), "
-             f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed}"
+    physical = physical_cores()
+    lines = [f"{time.strftime('%Y-%m-%d')}, {usable_cores()} cores"
+             f"{f' ({physical} physical)' if physical else ''} ({platform.processor() or platform.machine()}), "
+             f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed} "
+             f"--unit-examples {ns.unit_examples}{' --threads ' + ns.threads if getattr(ns, 'threads', None) else ''}"
              f"{' ' + ' '.join(extra) if extra else ''}`", "",
              "| workers | OMP threads each | examples drawn | programs checked | shards answered | wall (s) "
              "| programs/min | vs 1 worker |",
@@ -156,8 +198,12 @@ def main(argv: list[str]) -> int:
     ns, extra = parser().parse_known_args(argv)
     try:
         workers = counts(ns.workers)
+        ns.each = threads_of(ns.threads, workers)
     except ValueError as exc:
         print(f"minify fuzz throughput: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if ns.unit_examples < 1:
+        print(f"minify fuzz throughput: --unit-examples {ns.unit_examples}: must be greater than zero", file=sys.stderr)
         return EXIT_BAD_INPUT
     if ns.out.exists() and any(ns.out.iterdir()):
         print(f"minify fuzz throughput: {ns.out} is not empty: give a new folder (-o)", file=sys.stderr)
