@@ -25,8 +25,9 @@ from pathlib import Path
 
 import torch
 
-from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, gpu_gate, inject, kernels,
-                      launch_form, settings)
+from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, cudagraphs, inject,
+                      kernels, launch_form, settings)
+from compiler.call_checks import check_call, check_later_call
 from compiler.call_outputs import record_first_call
 from compiler.capture_record import CapturedGraph, ScriptEnding, write_json
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
@@ -266,12 +267,15 @@ def _wrap(compiled, eager_gm, folder: Path, record: CapturedGraph, session: Sess
             session.marker.write_text(str(record.index))
             getattr(model, "first_call", len)(args)
             if compiled is not None:
-                _check(model, _own_lists(args), checked or compiled, record, session.judging)
+                check_call(model, _own_lists(args), checked or compiled, record, session.judging)
                 collective_record.recheck_alone(model, lambda *a: judged_check(*a, "inductor", session.judging))
             write_json(folder / "record.json", record.to_dict())
         session.marker.write_text(str(record.index))
         if compiled is None or (record.failure is not None and record.failure["kind"] != "accuracy"):
             return model(*args)  # keep the script going on eager values
+        if record.failure is None and cudagraphs.checks_call(record.spec, record.calls, args):
+            return cudagraphs.checked_call(compiled, args, lambda before, seen: check_later_call(
+                model, before, seen, eager_gm, folder, record, session.judging))
         return compiled(*args)
 
     return call
@@ -286,18 +290,6 @@ def _fake_call(args) -> bool:
     """Is this call on fake tensors (DDPOptimizer propagating shapes through the compiled pieces of a
     split graph), not on the program's values?"""
     return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
-
-
-def _check(eager_gm, args: list, compiled, record: CapturedGraph, judging: Judging) -> None:
-    outcome = judged_check(eager_gm, args, compiled, "inductor", judging)
-    record.verdict = outcome.__dict__
-    if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):
-        record.failure = {"kind": outcome.kind, "signature": outcome.signature,
-                          "message": outcome.message, "when": "run", "rung": outcome.rung}
-        gpu_gate.hold_if_poisoned(f"{outcome.signature} {outcome.message}")  # see compiler/gpu_gate.py
-    elif outcome.status == "fail":
-        record.failure = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
-                          "message": outcome.message, "when": "run", "metrics": outcome.metrics}
 
 
 def install(session: Session, eager: bool = False, stage_backend: str | None = None) -> None:

@@ -61,6 +61,7 @@ class Injection:
 
 def spec_types() -> dict:
     """Spec classes of the non-codegen injections, by target (imported when a spec is read)."""
+    from compiler.inject_cudagraphs import CudagraphsBug
     from compiler.inject_decomposition import DecompositionBug
     from compiler.inject_dynamo import DynamoBug
     from compiler.inject_fusion import FusionBug
@@ -70,7 +71,7 @@ def spec_types() -> dict:
     from compiler.inject_reduction import ReductionBug
 
     return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug, DynamoBug,
-                                  PostGradBug)}
+                                  PostGradBug, CudagraphsBug)}
 
 
 def spec_class(target: str):

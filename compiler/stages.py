@@ -59,11 +59,13 @@ class CompileSetup:
     """How one graph is compiled and run, carried whole from the capture's record to every
     question about it: `spec` (the script's torch.compile call and Inductor config), `injections`
     (bugs planted, as compiler.inject.Injection.to_dict(); the repro writer also takes them whole),
-    `context` (the modes the graph ran under: compiler.context)."""
+    `context` (the modes the graph ran under: compiler.context), `calls_before` (calls of the compiled
+    graph before the one judged: a CUDA graphs bug shows at a replay, compiler/cudagraphs.py)."""
 
     spec: CompileSpec = field(default_factory=CompileSpec)
     injections: tuple = ()
     context: dict = field(default_factory=dict)
+    calls_before: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "injections", tuple(self.injections))

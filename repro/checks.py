@@ -77,7 +77,9 @@ def compile_call(info: ReproInfo) -> str:
         return "aoti_compile(f)"
     kwargs = info.setup.spec.compile_kwargs(info.stage)
     shown = {k: v for k, v in kwargs.items() if not (k == "backend" and v == "inductor")}
-    return "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
+    call = "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
+    # CUDA graphs: the bug shows at a replay; PRIMED_HELPER (compiler/cudagraphs.py) in repro.py
+    return f"primed({call}, {info.setup.calls_before})" if info.setup.calls_before else call
 
 
 def modes(info: ReproInfo, device: str) -> str:

@@ -23,6 +23,7 @@ import torch._dynamo
 import torch._functorch.config
 import torch._inductor.config
 
+from compiler import cudagraphs
 from compiler.context import run_context
 from compiler.judging import Judging
 from compiler.oracle import judged_check
@@ -81,8 +82,9 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     no_caches = {"fx_graph_cache": False, "fx_graph_remote_cache": False, "compile_threads": 1}
     with torch._inductor.config.patch({**no_caches, **(config or {})}), \
             torch._functorch.config.patch(enable_autograd_cache=False), run_context(context, device):
-        return judged_check(model, inputs, torch.compile(model, **compile_kwargs), check_args.get("stage", "inductor"),
-                            judging, check_args.get("seed"))
+        compiled = torch.compile(model, **cudagraphs.obeying(compile_kwargs, config))
+        cudagraphs.prime(compiled, inputs, check_args.get("calls_before", 0))  # CUDA graphs: judged at a replay
+        return judged_check(model, inputs, compiled, check_args.get("stage", "inductor"), judging, check_args.get("seed"))
 
 
 def verdict(outcome, expected):

@@ -24,6 +24,7 @@ import torch
 import torch.fx as fx
 
 from compiler.config_snapshot import config_lines
+from compiler.cudagraphs import PRIMED_HELPER
 from compiler.graph_code import forward_source, placeholders
 from compiler.inject import Injection, injection_source
 from compiler.ladder import tolerances
@@ -117,6 +118,8 @@ def check_args(info: ReproInfo) -> dict:
     args.update({k: judging[k] for k in ("strict", "ignore") if judging[k]})
     if info.seed is not None:
         args["seed"] = info.seed
+    if info.setup.calls_before:
+        args["calls_before"] = info.setup.calls_before
     return args
 
 
@@ -214,10 +217,8 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     if inject:
         lines += ["", inject]
     lines += ["", "", function.rstrip(), "", "", plan.source.rstrip()]
-    if aoti:
-        lines += ["", "", AOTI_HELPER]
-    if needs_where:
-        lines += ["", "", WHERE_HELPER]
+    for helper, needed in ((AOTI_HELPER, aoti), (PRIMED_HELPER, info.setup.calls_before), (WHERE_HELPER, needs_where)):
+        lines += ["", "", helper] if needed else []
     lines += ["", "", *main]
     text = "\n".join(lines) + "\n"
     compile_kwargs = info.setup.spec.compile_kwargs(info.stage)
@@ -237,7 +238,8 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         "oracle_summary": oracle_summary(info, dtypes), "imports": imports_used,
         "function_source": function.rstrip() + "\n", "module_source": module_source,
         "make_inputs_source": plan.source,
-        "check_source": "\n".join(test_check + ([""] + WHERE_HELPER.splitlines() if needs_where else [])) + "\n",
+        "check_source": "\n".join(test_check + ([""] + WHERE_HELPER.splitlines() if needs_where else [])
+                                  + ([""] + PRIMED_HELPER.splitlines() if info.setup.calls_before else [])) + "\n",
         "child_source": "\n".join(child_block(info, device)) + "\n" if info.kind in CRASHING else "",
         "stdlib_imports": stdlib,
     }

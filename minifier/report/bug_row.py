@@ -21,6 +21,8 @@ def bug_row(bug: Bug) -> dict:
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
     if bug.notes.get("replay"):
         row["replay"] = bug.notes["replay"]
+    if bug.notes.get("cudagraphs"):  # the rung without CUDA graphs (search/bugs.py: cudagraphs_rung)
+        row["cudagraphs"] = bug.notes["cudagraphs"]
     if bug.small is not None:
         row.update(ops_after=len(op_nodes(bug.small)), ops=[op_label(n) for n in op_nodes(bug.small)],
                    passes=bug.notes.get("passes", {}))  # per pass: runs, compiles, successes

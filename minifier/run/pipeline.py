@@ -269,7 +269,9 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
             raise RaisesInEager(f"graph {g.index} raises when run eagerly on its recorded inputs "
                                 f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''})")
     opts = session.opts
-    ev = Evaluator(session.pool, case_dir, CompileSetup(spec, injections, context), signature="", judging=opts.judging,
+    calls_before = (g.failure or {}).get("calls_before", 0)  # a CUDA graphs bug: compiler/cudagraphs.py
+    ev = Evaluator(session.pool, case_dir, CompileSetup(spec, injections, context, calls_before), signature="",
+                   judging=opts.judging,
                    timeout=opts.hang_timeout if hang else None)
     return GraphState(gm, inputs, values, ev, injections)
 

@@ -6,8 +6,7 @@ recorded eager values. If the masked graph still fails, that failure is another 
 in turn from the masked graph, so no reduction can slip from one bug to the other. With an
 accuracy bug's first divergent node, every other node of the same op is masked too: a
 failure there with the same signature would be the same bug (a bug is its signature and its
-culprit's op), and a model repeats its layers (four relus of four blocks were four rounds
-of confirmation, each ending in "same bug").
+culprit's op), and a model repeats its layers (four relus, four rounds of "same bug").
 """
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ import torch.fx as fx
 from compiler.stages import STAGES
 from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
 from minifier.graph.nodes import observed, output_names, own_metrics, stored_outputs
+from minifier.localize.cudagraphs_rung import cudagraphs_rung
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
 from minifier.workers.ask import Question, divergence_question, repeats_question, stuck_after, tries_questions
@@ -358,6 +358,7 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
     stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
     if stage != "inductor":
         ev = ev.for_bug(stage, Answer.from_wire(stage_answer).signature)
+    bug.notes.update(cudagraphs_rung(ev, gm))  # nothing where CUDA graphs are off or the stage is not Inductor
     bug.stage, bug.signature = ev.stage, ev.signature
     if bug.kind == "accuracy":
         divergence = find_divergence(gm, ev, values)

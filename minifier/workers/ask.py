@@ -119,7 +119,8 @@ class Asker:
         limit = (self.timeout or self.adaptive_timeout()) if check and (self.timeout or self.slowest) else None
         return Job(source=module_source(gm), inputs=tuple(input_ref(p) for p in placeholders(gm)),
                    case_dir=str(self.case_dir), spec=self.setup.spec.to_dict(), stage=stage or self.stage,
-                   injections=self.setup.injections, judging=self.judging, context=self.setup.context, repeat=repeat, **{"timeout": limit, **how})
+                   injections=self.setup.injections, judging=self.judging, context=self.setup.context, repeat=repeat,
+                   calls_before=self.setup.calls_before, **{"timeout": limit, **how})
 
     def adaptive_timeout(self) -> float:
         """Candidates are smaller than the graph first checked, so one that runs much longer than

@@ -19,6 +19,7 @@ from compiler.context import graph_modes
 from compiler.graph_code import module_from_source, module_source, trace_module
 from compiler.kernels import Kernel, generated_code
 from compiler.oracle import judged_check
+from compiler.cudagraphs import prime
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
 from minifier.graph.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
                                      node_kernel_map, observed, region_names, roots, stored_nodes)
@@ -73,8 +74,9 @@ class DivergenceJob:
         model = module_from_source(module_source(candidate))
         inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
         with self.compiling(inputs, self.job.kernel_threads):
-            outcome = judged_check(model, inputs, compile_for_stage(model, "inductor", self.spec), "inductor",
-                                   self.job.judging)
+            compiled = compile_for_stage(model, "inductor", self.spec)
+            prime(compiled, inputs, self.job.calls_before)  # CUDA graphs: the judged call is a replay
+            outcome = judged_check(model, inputs, compiled, "inductor", self.job.judging)
         return outcome.__dict__
 
     def answer(self, found: list[str], metrics: dict, how: str) -> dict:

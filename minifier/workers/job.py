@@ -19,6 +19,7 @@ from compiler.judging import Judging
 # What every question's key holds; `op` joins it for a question other than a check, and `runs`
 # for more than one run (see `Job.key`).
 KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
+# `calls_before` joins the key where it is not 0
 _TUPLES = ("inputs", "injections", "node_names", "known_kernels")  # lists on the wire, tuples in a Job
 
 
@@ -44,6 +45,7 @@ class Job:
     known_metrics: dict | None = None  # divergence: node -> oracle metrics of the outputs that check judged
     judged_outputs: int | None = None  # check: only the first this many outputs decide the verdict (the
     # rest are values Inductor stores anyway, returned for the divergence search to read)
+    calls_before: int = 0  # calls of the compiled graph before the judged one (CUDA graphs: compiler/cudagraphs.py)
     until_pass: bool = False  # check: no run after one that passes (a piece that passes is looked at no
     # further); not in the key: the answer is the first runs of the same question (Evaluator.repeats)
 
@@ -59,7 +61,7 @@ class Job:
         whole ladder)."""
         names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
             + (("ignore",) if self.judging.ignore else ()) + (("backward",) if self.backward else ()) \
-            + (("judged_outputs",) if self.judged_outputs else ())
+            + (("judged_outputs",) if self.judged_outputs else ()) + (("calls_before",) if self.calls_before else ())
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -20,7 +20,10 @@ from minifier.workers.protocol import CaseValues, Closed, read_message, resolve_
 def run_check(job: Job, values: CaseValues) -> dict:
     import contextlib
 
+    import torch
+
     from compiler import inject, kernels
+    from compiler.cudagraphs import prime
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check_against, expected_of
@@ -36,12 +39,23 @@ def run_check(job: Job, values: CaseValues) -> dict:
     recording = kernels.recorded_kernels() if job.kernel_map and job.stage == "inductor" else contextlib.nullcontext([])
     with inject.injected(*injections), recording as kernel_map:
         with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
-            compiled = compile_for_stage(model, job.stage, spec)
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
-                inputs, model, compiled = requiring_grad(inputs), Backward(model), Backward(compiled)
+                inputs = requiring_grad(inputs)
+
+            def compiled_now():
+                compiled = compile_for_stage(model, job.stage, spec)
+                compiled = Backward(compiled) if job.backward else compiled
+                prime(compiled, inputs, job.calls_before)  # CUDA graphs: the judged call is a replay
+                return compiled
+
+            compiled = compiled_now()
+            model = Backward(model) if job.backward else model
             expected = expected_of(model, inputs)  # eager and fp64 once; the compiled run each time
             outcomes = []
-            for _ in range(job.runs):  # no run after one that killed the CUDA context
+            for run in range(job.runs):  # no run after one that killed the CUDA context
+                if run and job.calls_before:  # CUDA graphs: every run the same calls, on a compile of its own
+                    torch._dynamo.reset()  # (a later call would follow what the earlier runs left)
+                    compiled = compiled_now()
                 outcomes.append(check_against(expected, inputs, compiled, job.stage, job.judging))
                 if cuda_context_poisoned(outcomes[-1].__dict__) or (job.until_pass and outcomes[-1].status == "pass"):
                     break
