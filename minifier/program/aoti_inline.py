@@ -62,9 +62,18 @@ def _values_before(gm: fx.GraphModule, node: fx.Node, inputs: list) -> dict:
 
 
 def control_flow(gm: fx.GraphModule) -> fx.Node | None:
-    """The first node that calls a subgraph (a higher-order op or a call_module), if any."""
-    return next((n for n in gm.graph.nodes if n.op == "call_module" or (
-        n.op == "call_function" and isinstance(n.target, torch._ops.HigherOrderOperator))), None)
+    """The first node that calls a subgraph (a call_module, or an op given a submodule: a
+    higher-order op such as cond), if any. A higher-order op given no subgraph (auto_functionalized,
+    with_effects) is an op like any other."""
+    def submodule(a) -> bool:
+        return isinstance(a, fx.Node) and a.op == "get_attr" and isinstance(getattr(gm, a.target, None), torch.nn.Module)
+
+    for n in gm.graph.nodes:
+        args = []
+        fx.map_arg((n.args, n.kwargs), args.append)
+        if n.op == "call_module" or (n.op == "call_function" and any(submodule(a) for a in args)):
+            return n
+    return None
 
 
 def flatten(gm: fx.GraphModule, inputs: list, both_branches: bool = False) -> Flat | str:

@@ -110,6 +110,38 @@ def test_aoti_compile_error_in_a_cond_branch_not_taken(tmp_path):
     assert "aoti_compile_and_package" in repro and "higher_order" not in repro and "flattened" in repro
 
 
+def test_replay_runs_an_aoti_repro_folder(tmp_path, capsys):
+    """`minify replay` on an AOTInductor repro folder: repro.py's verdict (exit 1, REPRODUCED) and
+    minify's oracle judging the graph compiled the same way, with aoti_compile_and_package (before,
+    the oracle's run called torch.compile(backend="aoti") and printed nothing). The planted lowering
+    error raises before any C++ is built, so the test is quick."""
+    import torch
+    import torch.fx as fx
+
+    from compiler.inject import parse_spec
+    from compiler.stages import CompileSetup, CompileSpec
+    from repro import replay
+    from repro.writer import ReproInfo, write_repro
+
+    class Exp(torch.nn.Module):
+        def forward(self, x):
+            return (torch.exp(x),)
+
+    gm = fx.symbolic_trace(Exp())
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    message = "LoweringException: RuntimeError: injected lowering bug: aten.exp cannot be lowered"
+    info = ReproInfo(signature=f"compile_error@inductor|{message}", kind="compile_error", stage="inductor",
+                     message=message, source="deploy.py, AOTInductor package 0", script="deploy.py", graph=0,
+                     setup=CompileSetup(CompileSpec(backend="aoti", grad_enabled=False),
+                                        (parse_spec("lowering:exp:compile_error").to_dict(),)))
+    folder = tmp_path / "out"
+    write_repro(folder, gm, [torch.randn(3)], info)
+    assert replay.main([str(folder)]) == 1
+    said = capsys.readouterr().out
+    assert "  reference:" in said and said.strip().splitlines()[-1].startswith("REPRODUCED"), said
+
+
 def test_aoti_backend_compiles_ahead_of_time(tmp_path):
     """The backend `aoti` of a CompileSpec (how a candidate is asked when the failure shows only
     under AOTInductor) exports the graph and calls aoti_compile_and_package, not torch.compile:

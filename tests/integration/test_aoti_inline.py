@@ -80,3 +80,16 @@ def test_a_loop_too_long_to_unroll_is_named():
     ep = torch.export.export(Loop(MAX_ITERATIONS + 1), (torch.randn(4),))
     why = flatten(ep.graph_module, [torch.randn(4)])
     assert isinstance(why, str) and "torch.while_loop" in why and str(MAX_ITERATIONS) in why, why
+
+
+def test_another_subgraph_op_is_named_not_flattened():
+    """map_impl also calls a subgraph: minify names it (exit 9 upstream) rather than guess at it."""
+    from torch._higher_order_ops.map import map as map_subgraph
+
+    class Mapped(torch.nn.Module):
+        def forward(self, xs):
+            return map_subgraph(lambda x: x.sin(), xs)
+
+    xs = torch.randn(3, 4)
+    why = flatten(torch.export.export(Mapped(), (xs,)).graph_module, [xs])
+    assert isinstance(why, str) and "map_impl" in why, why
