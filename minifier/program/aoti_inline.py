@@ -86,7 +86,8 @@ def flatten(gm: fx.GraphModule, inputs: list, both_branches: bool = False) -> Fl
     for _ in range(MAX_STEPS):
         node = control_flow(gm)
         if node is None:
-            gm.graph.eliminate_dead_code()  # the predicates, evaluated already
+            if notes:  # the predicates, evaluated already (a graph without control flow is left as it was)
+                gm.graph.eliminate_dead_code()
             _drop_unused_submodules(gm)
             gm.recompile()
             return Flat(gm, notes)
