@@ -66,7 +66,8 @@ def control_flow(gm: fx.GraphModule) -> fx.Node | None:
     higher-order op such as cond), if any. A higher-order op given no subgraph (auto_functionalized,
     with_effects) is an op like any other."""
     def submodule(a) -> bool:
-        return isinstance(a, fx.Node) and a.op == "get_attr" and isinstance(getattr(gm, a.target, None), torch.nn.Module)
+        return (isinstance(a, fx.Node) and a.op == "get_attr"
+                and isinstance(getattr(gm, a.target, None), torch.nn.Module))
 
     for n in gm.graph.nodes:
         args = []
@@ -91,13 +92,17 @@ def flatten(gm: fx.GraphModule, inputs: list, both_branches: bool = False) -> Fl
             _drop_unused_submodules(gm)
             gm.recompile()
             return Flat(gm, notes)
-        if node.target is COND:
-            why = _inline_cond(gm, node, inputs, notes, both_branches)
-        elif node.target is WHILE_LOOP:
-            why = _unroll_while(gm, node, inputs, notes)
+        if node.target in (COND, WHILE_LOOP):
+            try:
+                why = (_inline_cond(gm, node, inputs, notes, both_branches) if node.target is COND
+                       else _unroll_while(gm, node, inputs, notes))
+            except Exception as exc:  # the graph, run eagerly up to it on the saved inputs, raised
+                why = (f"its `{node.name}` could not be flattened for the saved inputs "
+                       f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''})")
         else:
             what = node.target if node.op == "call_module" else getattr(node.target, "__name__", node.target)
-            why = f"its exported graph calls {what} on a subgraph, which minify cannot flatten (only torch.cond and torch.while_loop)"
+            why = (f"its exported graph calls {what} on a subgraph, which minify cannot flatten "
+                   f"(only torch.cond and torch.while_loop)")
         if why:
             return why
         gm.recompile()

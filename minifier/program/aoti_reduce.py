@@ -176,7 +176,8 @@ def replay(session: Session, package: Package, both_branches: bool = False) -> R
         values = record_values(gm, inputs, case_dir)
     ev, answer = evaluator_for(session, package, gm, values)
     if ev is None:
-        answer = f"its exported graph{_as(flattened)} does not fail the same way ({package.kind}) when replayed: {answer}"
+        answer = (f"its exported graph{_as(flattened)} does not fail the same way ({package.kind}) when replayed: "
+                  f"{answer}")
     return Replay(gm, values, ev, answer, flattened)
 
 

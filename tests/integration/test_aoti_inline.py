@@ -93,3 +93,11 @@ def test_another_subgraph_op_is_named_not_flattened():
     xs = torch.randn(3, 4)
     why = flatten(torch.export.export(Mapped(), (xs,)).graph_module, [xs])
     assert isinstance(why, str) and "map_impl" in why, why
+
+
+def test_inputs_the_graph_cannot_run_on_give_one_line():
+    """The predicate is read by running the graph on the saved inputs: inputs it cannot run on
+    (here: too few) end in one line naming the cond, not a traceback."""
+    args = (torch.ones(3), torch.ones(3))
+    why = flatten(torch.export.export(Gate(), args).graph_module, [args[0]])
+    assert isinstance(why, str) and "`cond` could not be flattened" in why, why
