@@ -44,8 +44,8 @@ EXIT_CODES = {
     EXIT_MAX_TIME: "--max-time ran out while the script still ran: the script was ended and nothing was searched; "
                    "report.json says how far it got",
     EXIT_UNSUPPORTED: "not supported: the failure is in an AOTInductor package (aoti_compile_and_package) "
-                      "whose exported graph minify could not reduce (it holds subgraphs such as torch.cond, or "
-                      "does not fail again replayed alone), or in a package the script did not compile; the line "
+                      "whose exported graph minify could not reduce (it does not fail again replayed alone, with "
+                      "any torch.cond flattened to the branch taken; or a loop too long to unroll), or in a package the script did not compile; the line "
                       "says what failed and where the exported program and its inputs are saved, and no bug "
                       "verdict is given",
     EXIT_INTERNAL: "minify itself failed (a bug in minify); the one line names the log that holds the traceback",

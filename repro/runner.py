@@ -23,7 +23,7 @@ import torch._dynamo
 import torch._functorch.config
 import torch._inductor.config
 
-from compiler import cudagraphs
+from compiler import aoti_compile, cudagraphs
 from compiler.context import run_context
 from compiler.judging import Judging
 from compiler.oracle import judged_check
@@ -82,9 +82,17 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     no_caches = {"fx_graph_cache": False, "fx_graph_remote_cache": False, "compile_threads": 1}
     with torch._inductor.config.patch({**no_caches, **(config or {})}), \
             torch._functorch.config.patch(enable_autograd_cache=False), run_context(context, device):
-        compiled = torch.compile(model, **cudagraphs.obeying(compile_kwargs, config))
-        cudagraphs.prime(compiled, inputs, check_args.get("calls_before", 0))  # CUDA graphs: judged at a replay
-        return judged_check(model, inputs, compiled, check_args.get("stage", "inductor"), judging, check_args.get("seed"))
+        run = compiled(model, cudagraphs.obeying(compile_kwargs, config))
+        cudagraphs.prime(run, inputs, check_args.get("calls_before", 0))  # CUDA graphs: judged at a replay
+        return judged_check(model, inputs, run, check_args.get("stage", "inductor"), judging, check_args.get("seed"))
+
+
+def compiled(model, compile_kwargs: dict):
+    """The model compiled as repro.py compiles it: an AOTInductor repro (backend `aoti`) exported
+    and compiled with aoti_compile_and_package, any other with torch.compile."""
+    if compile_kwargs.get("backend") == aoti_compile.BACKEND:
+        return aoti_compile.compiled(model)
+    return torch.compile(model, **compile_kwargs)
 
 
 def verdict(outcome, expected):

@@ -27,6 +27,7 @@ from minifier.capture.process import Capture
 from minifier.capture.values import record_values
 from minifier.exit_codes import EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.graph.edit import canonical, graph_inputs
+from minifier.program.aoti_inline import flatten
 from minifier.program.aoti_stage import packages, running
 from minifier.report.bug_row import bug_row
 from minifier.report.rows import write_report
@@ -64,17 +65,17 @@ def failing_package(capture: Capture) -> Package | None:
     return None
 
 
-def exported_graph(package: Package) -> tuple[fx.GraphModule, list] | str:
+def exported_graph(package: Package, both_branches: bool = False) -> tuple[fx.GraphModule, list, list[str]] | str:
     """The package's exported graph as a flat FX graph (weights, buffers and constants lifted
-    to inputs) and its real inputs in placeholder order; or why it cannot be replayed."""
+    to inputs; a torch.cond replaced by the branch the inputs take, a torch.while_loop unrolled:
+    minifier/program/aoti_inline.py), its real inputs in placeholder order and one line per
+    control-flow node flattened; or why it cannot be replayed."""
     from torch.export.graph_signature import InputKind  # noqa: PLC0415 (torch.export loads lazily)
 
     try:
         ep = torch.export.load(package.folder / "exported.pt2")
     except Exception as exc:
         return f"its exported program could not be loaded ({type(exc).__name__}: {exc})"
-    if any(n.op in ("get_attr", "call_module") for n in ep.graph_module.graph.nodes):
-        return "its exported graph holds subgraphs (torch.cond, torch.while_loop, ...), which minify cannot replay yet"
     saved = package.folder / "inputs.pt"
     args, kwargs = (ep.example_inputs or ((), {})) if not saved.exists() else _saved_call(saved)
     user = iter(pytree.tree_leaves((args, kwargs)))
@@ -88,11 +89,14 @@ def exported_graph(package: Package) -> tuple[fx.GraphModule, list] | str:
             inputs.append(ep.constants[spec.target])
     inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
     graph_module, inputs = _constants_in_graph(ep, inputs)
-    gm = trace_module(module_from_source(module_source(graph_module)))
+    flat = flatten(graph_module, inputs, both_branches)
+    if isinstance(flat, str):
+        return flat
+    gm = trace_module(module_from_source(module_source(flat.gm)))
     for p in placeholders(gm):
         p.target = p.name
         p.meta["value"] = p.name
-    return gm, inputs
+    return gm, inputs, flat.notes
 
 
 SMALL_CONSTANT = 64  # elements: a tensor constant of the module this small stays one in the graph
@@ -148,35 +152,64 @@ def evaluator_for(session: Session, package: Package, gm: fx.GraphModule, values
     return None, "; ".join(tried)
 
 
-def reduce_package(session: Session, capture: Capture, report: dict) -> Result | None:
-    """Reduce the failing AOTInductor package's graph and verify its repro; None when there is no
-    failing package or its graph does not fail again outside the script (report says why)."""
-    package = failing_package(capture)
-    if package is None:
-        return None
-    loaded = exported_graph(package)
+@dataclass
+class Replay:
+    """The exported graph made flat, its recorded values and the evaluator that sees it fail as
+    the package did (None: it does not, and `answer` says how the replay ended instead)."""
+
+    gm: fx.GraphModule | None
+    values: dict
+    ev: Evaluator | None
+    answer: dict | str
+    flattened: list[str]
+
+
+def replay(session: Session, package: Package, both_branches: bool = False) -> Replay:
+    """The package's exported graph replayed alone (flattened, with `both_branches` for a compile error)."""
+    loaded = exported_graph(package, both_branches)
     if isinstance(loaded, str):
-        report["aoti_replay"] = loaded
-        return None
-    gm, inputs = loaded
+        return Replay(None, {}, None, loaded, [])
+    gm, inputs, flattened = loaded
     case_dir = session.work / "cases" / f"aoti_{package.index}"
     case_dir.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
         values = record_values(gm, inputs, case_dir)
     ev, answer = evaluator_for(session, package, gm, values)
     if ev is None:
-        report["aoti_replay"] = (f"its exported graph does not fail the same way ({package.kind}) when replayed: "
-                                 f"{answer}")
+        answer = (f"its exported graph{_as(flattened)} does not fail the same way ({package.kind}) when replayed: "
+                  f"{answer}")
+    return Replay(gm, values, ev, answer, flattened)
+
+
+def _as(flattened: list[str]) -> str:
+    return f" (flattened: {'; '.join(flattened)})" if flattened else ""
+
+
+def reduce_package(session: Session, capture: Capture, report: dict) -> Result | None:
+    """Reduce the failing AOTInductor package's graph and verify its repro; None when there is no
+    failing package or its graph does not fail again outside the script (report says why)."""
+    package = failing_package(capture)
+    if package is None:
         return None
+    done = replay(session, package)
+    if done.ev is None and package.kind == "compile_error" and any("torch.cond" in n for n in done.flattened):
+        again = replay(session, package, both_branches=True)  # the package compiled the branches not taken too
+        done = again if again.ev is not None else Replay(None, {}, None, f"{done.answer}; {again.answer}", [])
+    if done.ev is None:
+        report["aoti_replay"] = done.answer
+        return None
+    if done.flattened:  # the graph replayed is the exported one with its control flow made flat
+        report["aoti_flattened"] = done.flattened
     search = BugSearch(session.opts.repeat, session.ui.step, session.budget, phases=session.phases)
     with torch.no_grad():
-        bugs, _ = bugs_in_graph(package.index, gm, values, ev, answer["signature"], search)
+        bugs, _ = bugs_in_graph(package.index, done.gm, done.values, done.ev, done.answer["signature"], search)
     bug = next((b for b in bugs if b.small is not None), None)
     if bug is None:
-        report["aoti_replay"] = (f"its exported graph failed {bugs[0].reproduced} of {bugs[0].tries} replays"
-                                 if bugs else "its exported graph did not fail again when replayed")
+        report["aoti_replay"] = (f"its exported graph{_as(done.flattened)} failed {bugs[0].reproduced} of "
+                                 f"{bugs[0].tries} replays" if bugs else
+                                 f"its exported graph{_as(done.flattened)} did not fail again when replayed")
         return None
-    return _write_and_verify(session, capture, package, bug, ev, values, report)
+    return _write_and_verify(session, capture, package, bug, done.ev, done.values, report)
 
 
 def _write_and_verify(session: Session, capture: Capture, package: Package, bug, ev: Evaluator, values: dict,
@@ -186,7 +219,8 @@ def _write_and_verify(session: Session, capture: Capture, package: Package, bug,
     opts, out = session.opts, session.out
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage="inductor", message=bug.message,
                      setup=CompileSetup(CompileSpec(backend=BACKEND, grad_enabled=False), tuple(package.injections)),
-                     source=f"{opts.script.name}, AOTInductor package {package.index}", judging=opts.judging,
+                     source=f"{opts.script.name}, AOTInductor package {package.index}{_flat_note(report)}",
+                     judging=opts.judging,
                      script=opts.script.name, graph=package.index)
     small = canonical(bug.small)
     repro = write_repro(out, small, graph_inputs(small, values), info)
@@ -203,6 +237,13 @@ def _write_and_verify(session: Session, capture: Capture, package: Package, bug,
                   wall_seconds=round(time.perf_counter() - session.start, 2))
     write_report(out, report)
     return Result(EXIT_NOT_REPRODUCED if verified is False else EXIT_OK, report)
+
+
+def _flat_note(report: dict) -> str:
+    """What the repro's graph stands for, where the exported graph's control flow was flattened."""
+    flattened = report.get("aoti_flattened") or []
+    return "" if not flattened else (f"; its control flow flattened for the saved inputs, so this graph has no "
+                                     f"torch.cond / torch.while_loop: {'; '.join(flattened)}")
 
 
 def _verify(session: Session, repro) -> tuple[bool, dict]:

@@ -44,6 +44,7 @@ FIELDS = {
     "unsupported": "string",
     "aoti_packages": "array",
     "aoti_replay": "string",
+    "aoti_flattened": "array",
     "aoti_package": "integer",
     "reduced_with": "string",
     "versions": "object",

@@ -91,6 +91,57 @@ def test_aoti_accuracy_ends_in_verified_repro(tmp_path):
     assert (package / "exported.pt2").exists() and (package / "inputs.pt").exists()
 
 
+@pytest.mark.e2e
+def test_aoti_compile_error_in_a_cond_branch_not_taken(tmp_path):
+    """A compile error inside the torch.cond branch the input does not take (the package compiles
+    both): the exported graph is flattened, the taken branch alone compiles, so the branch not
+    taken is inlined beside it, and the flat graph reduces to the planted op with a verified repro
+    that has no cond. Before, exit 9 ("its exported graph holds subgraphs"). The compile error is
+    raised before any C++ is built, so the run is short."""
+    out = tmp_path / "out"
+    done = run_minify([str(CORPUS / "aoti" / "cond_untaken_exp_compile_error.py"), "-o", str(out)], ROOT)
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["verified"] is True and report["failure"]["kind"] == "compile_error", report
+    assert report["ops"] == ["exp"], report["ops"]
+    assert len(report["aoti_flattened"]) == 1 and "branch not taken (false_graph_0)" in report["aoti_flattened"][0]
+    assert off_schema(report) == []
+    repro = (out / "repro.py").read_text()
+    assert "aoti_compile_and_package" in repro and "higher_order" not in repro and "flattened" in repro
+
+
+def test_replay_runs_an_aoti_repro_folder(tmp_path, capsys):
+    """`minify replay` on an AOTInductor repro folder: repro.py's verdict (exit 1, REPRODUCED) and
+    minify's oracle judging the graph compiled the same way, with aoti_compile_and_package (before,
+    the oracle's run called torch.compile(backend="aoti") and printed nothing). The planted lowering
+    error raises before any C++ is built, so the test is quick."""
+    import torch
+    import torch.fx as fx
+
+    from compiler.inject import parse_spec
+    from compiler.stages import CompileSetup, CompileSpec
+    from repro import replay
+    from repro.writer import ReproInfo, write_repro
+
+    class Exp(torch.nn.Module):
+        def forward(self, x):
+            return (torch.exp(x),)
+
+    gm = fx.symbolic_trace(Exp())
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    message = "LoweringException: RuntimeError: injected lowering bug: aten.exp cannot be lowered"
+    info = ReproInfo(signature=f"compile_error@inductor|{message}", kind="compile_error", stage="inductor",
+                     message=message, source="deploy.py, AOTInductor package 0", script="deploy.py", graph=0,
+                     setup=CompileSetup(CompileSpec(backend="aoti", grad_enabled=False),
+                                        (parse_spec("lowering:exp:compile_error").to_dict(),)))
+    folder = tmp_path / "out"
+    write_repro(folder, gm, [torch.randn(3)], info)
+    assert replay.main([str(folder)]) == 1
+    said = capsys.readouterr().out
+    assert "  reference:" in said and said.strip().splitlines()[-1].startswith("REPRODUCED"), said
+
+
 def test_aoti_backend_compiles_ahead_of_time(tmp_path):
     """The backend `aoti` of a CompileSpec (how a candidate is asked when the failure shows only
     under AOTInductor) exports the graph and calls aoti_compile_and_package, not torch.compile:
