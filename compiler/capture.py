@@ -25,8 +25,8 @@ from pathlib import Path
 
 import torch
 
-from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, gpu_gate, inject, kernels,
-                      launch_form, settings)
+from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, custom_ops, gpu_gate, inject,
+                      kernels, launch_form, settings)
 from compiler.call_outputs import record_first_call
 from compiler.capture_record import CapturedGraph, ScriptEnding, write_json
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
@@ -156,6 +156,7 @@ class RecordingBackend:
                 kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
             record.failure = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
                               "traceback": traceback.format_exc()[-4000:]}
+            record.user_op_faults = custom_ops.fake_mismatches(eager_gm, list(example_inputs)) or None
             save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record.to_dict())
             collective = collective_record.has_collectives(eager_gm)  # its first eager call records them
@@ -200,8 +201,8 @@ def _compile_recording_kernels(compile, record: CapturedGraph):
 
 
 def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:
-    """Write the graph's source and node rows; raise ValueError (the graph is then `unsupported`,
-    and the program is reduced instead) where it cannot be replayed as a graph."""
+    """Write the graph's source and node rows; ValueError where it cannot be replayed as a graph (it is then
+    `unsupported`, and the program is reduced instead: a form, a custom op minify cannot carry)."""
     why = unreplayable_form(gm)
     if why is not None:
         raise ValueError(why)
@@ -247,8 +248,7 @@ def _record_backward(session: Session, key: int, forward_record: CapturedGraph, 
                                                      checked=lambda *args: run(*clone_inputs(list(args)))))
 
 
-def _unsupported(exc: Exception) -> str:
-    """Why a graph cannot be replayed: _write_graph's own ValueErrors are already a sentence."""
+def _unsupported(exc: Exception) -> str:  # why it cannot be replayed: _write_graph's ValueErrors are a sentence
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
@@ -283,8 +283,7 @@ def _own_lists(args) -> list:
 
 
 def _fake_call(args) -> bool:
-    """Is this call on fake tensors (DDPOptimizer propagating shapes through the compiled pieces of a
-    split graph), not on the program's values?"""
+    """On fake tensors (DDPOptimizer propagating shapes through a split graph's pieces), not the program's values?"""
     return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
 
 
@@ -298,6 +297,7 @@ def _check(eager_gm, args: list, compiled, record: CapturedGraph, judging: Judgi
     elif outcome.status == "fail":
         record.failure = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                           "message": outcome.message, "when": "run", "metrics": outcome.metrics}
+    record.user_op_faults = (record.failure and custom_ops.fake_mismatches(eager_gm, args)) or None  # user's op?
 
 
 def install(session: Session, eager: bool = False, stage_backend: str | None = None) -> None:
