@@ -53,10 +53,12 @@ class Model(nn.Module):
         super().__init__()
         self.embed = nn.Linear(12, dim)
         self.block = GatedBlock(dim)
+        self.out_norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, classes)
 
     def forward(self, features):
-        return F.log_softmax(self.head(self.block(F.gelu(self.embed(features)))), dim=-1)
+        x = self.block(F.gelu(self.embed(features)))
+        return F.log_softmax(self.head(self.out_norm(torch.tanh(x) + x)), dim=-1)
 
 
 def main():
