@@ -26,22 +26,17 @@ def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
     """Wrap Inductor's lowering of aten `op` (all overloads, or `op.overload`); returns undo."""
     import torch
     from torch._inductor import lowering
-
-    aten = torch.ops.aten
-    table = lowering.lowerings
+    aten, table = torch.ops.aten, lowering.lowerings
     ns = "_c10d_functional."  # `lowering:_c10d_functional.wait_tensor:accuracy:double`: a collective's op
     space, name = (torch.ops._c10d_functional, op[len(ns):]) if op.startswith(ns) else (aten, op)
-    custom = space is aten and "." in op and not hasattr(aten, op.split(".")[0])  # `mylib.scale`: a custom op,
-    if custom:  # lowered as Inductor lowers one it does not know: a fallback kernel, made here to be wrapped
-        space_name, name = op.split(".", 1)
-        if not hasattr(getattr(torch.ops, space_name), name.partition(".")[0]):
-            raise ValueError(f"custom op {space_name}::{name} is not registered yet: plant it after its definition")
-        space = getattr(torch.ops, space_name)
+    custom = space is aten and "." in op and not hasattr(aten, op.split(".")[0])  # `mylib.scale`: a custom op
+    if custom:
+        space, name = getattr(torch.ops, op.split(".")[0]), op.split(".", 1)[1]
     packet_name, _, overload = name.partition(".")
     packet = getattr(space, packet_name)
     names = [overload] if overload else list(packet.overloads())
     made = [getattr(packet, n) for n in names if custom and getattr(packet, n) not in table]
-    for target in made:
+    for target in made:  # lowered as Inductor lowers an op it does not know: a fallback kernel, made to be wrapped
         lowering.make_fallback(target, warn=False)
     targets = [getattr(packet, n) for n in names if getattr(packet, n) in table]
     if not targets:
@@ -84,8 +79,7 @@ def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
         for target, original in originals.items():
             table[target] = original
         for target in made:  # Inductor makes its own fallback again, at the next compile
-            table.pop(target, None)
-            lowering.fallbacks.discard(target)
+            table.pop(target, None), lowering.fallbacks.discard(target)
 
     return undo
 

@@ -188,8 +188,7 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     device = input_device(inputs)
     descriptions, dtypes = describe_run(gm, inputs)
     imports, forward = forward_source(gm)
-    imports_used = used_imports(imports, forward)
-    imports_used += [defined] if (defined := definitions(gm)) else []  # the custom ops it calls, inline
+    imports_used = used_imports(imports, forward) + [d for d in [definitions(gm)] if d]  # and custom ops' definitions
     annotated = annotate_forward(forward, descriptions)
     function = annotated.replace("def forward(self, ", "def f(", 1).replace("def forward(self)", "def f()", 1)
     facts = eager_facts(gm, inputs, info.setup.context)
