@@ -61,6 +61,16 @@ def qualname(target) -> str | None:
     return None
 
 
+def op_schema(target):
+    """The schema of an op, or of an op packet's one overload (Dynamo writes `torch.ops.mylib.scale(x)`,
+    called on the packet, as the packet); None for anything else."""
+    if isinstance(target, OpOverload):
+        return target._schema
+    if isinstance(target, OpOverloadPacket) and target.overloads() == ["default"]:
+        return target.default._schema
+    return None
+
+
 def user_ops(gm: fx.GraphModule) -> list[str]:
     """The ops `gm` calls outside torch's own namespaces, sorted."""
     found = {qualname(n.target) for n in gm.graph.nodes if n.op == "call_function"}

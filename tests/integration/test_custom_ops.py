@@ -42,6 +42,11 @@ def _(x):
     return torch.empty_like(x)  # wrong: the op drops dim 1
 
 
+@torch.library.custom_op("minify_test_carry::fill_into", mutates_args=("dst",))
+def fill_into(src: torch.Tensor, dst: torch.Tensor) -> None:
+    dst.copy_(src)
+
+
 def make_hidden():
     @torch.library.custom_op("minify_test_carry::hidden", mutates_args=())
     def hidden(x: torch.Tensor) -> torch.Tensor:
@@ -91,3 +96,14 @@ def test_a_wrong_fake_is_found_on_the_real_inputs_and_a_right_one_is_not(ops):
     assert len(found) == 1 and "minify_test_carry::rowsum" in found[0] and "torch.Size([4])" in found[0]
     assert fake_mismatches(graph_calling(torch.ops.minify_test_carry.shift.default), [x]) == []
     assert fake_mismatches(fx.symbolic_trace(lambda x: torch.cos(x)), [x]) == []
+
+
+
+def test_an_op_packet_has_its_one_overloads_schema_so_the_reduction_sees_what_it_writes(ops):
+    from compiler.custom_ops import op_schema
+    from minifier.graph.nodes import overwritten_in_place
+
+    gm = fx.symbolic_trace(lambda x: torch.ops.minify_test_carry.fill_into(torch.cos(x), x))  # the packet
+    node = next(n for n in gm.graph.nodes if "fill_into" in str(n.target))
+    assert op_schema(node.target).is_mutable and overwritten_in_place(gm) == {"x"}
+    assert op_schema(torch.ops.aten.add) is None  # several overloads: no one schema
