@@ -112,7 +112,8 @@ def _carry(ops: list[str]) -> None:
 
 
 def defining_file(q: str) -> Path | None:
-    """The file that defines op `q`: its custom_op function's, its fake's, or the script's if it names it."""
+    """The file that defines op `q`: its custom_op function's, its fake's, the script's or a module of the
+    user's, the first whose top level defines it (else the first that names it, for the reason why not)."""
     from torch._library.custom_ops import OPDEFS
     from torch._library.simple_registry import singleton
 
@@ -123,13 +124,29 @@ def defining_file(q: str) -> Path | None:
     if kernel is not None:
         places.append(kernel.source.rsplit(":", 1)[0])
     main = getattr(sys.modules.get("__main__"), "__file__", None)
-    if main:
-        places.append(main)
-    for place in places:
-        path = Path(os.path.abspath(place))
-        if path.is_file() and path.suffix == ".py" and (q in _text(path) or f'"{op_strings(q)[0]}"' in _text(path)):
-            return path
-    return None
+    places += [main] if main else []
+    places += _user_module_files()  # a Library op registered with impl alone names no function of its own
+    paths = [Path(os.path.abspath(p)) for p in dict.fromkeys(places)]
+    naming = [p for p in paths if p.suffix == ".py" and (q in _text(p) or f'"{op_strings(q)[0]}"' in _text(p))]
+    return next((p for p in naming if _defines(p, q)), naming[0] if naming else None)
+
+
+def _defines(path: Path, q: str) -> bool:
+    try:
+        return bool(slice_ops(_text(path), [q]).found)
+    except SyntaxError:
+        return False
+
+
+def _user_module_files() -> list[str]:
+    """Files of the modules loaded from outside Python's and torch's installation (the user's own)."""
+    installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    files = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py") and not any(os.path.realpath(path).startswith(p + os.sep) for p in installed):
+            files.append(path)
+    return files
 
 
 def _text(path: Path) -> str:

@@ -107,3 +107,29 @@ def test_an_op_packet_has_its_one_overloads_schema_so_the_reduction_sees_what_it
     node = next(n for n in gm.graph.nodes if "fill_into" in str(n.target))
     assert op_schema(node.target).is_mutable and overwritten_in_place(gm) == {"x"}
     assert op_schema(torch.ops.aten.add) is None  # several overloads: no one schema
+
+
+LIBRARY_OPS = '''\
+import torch
+
+lib = torch.library.Library("minify_test_lib", "DEF")
+lib.define("twice(Tensor x) -> Tensor")
+
+
+def twice_cpu(x):
+    return x * 2
+
+
+lib.impl("twice", twice_cpu, "CPU")
+'''
+
+
+def test_a_library_op_with_a_kernel_alone_is_found_in_the_users_module(tmp_path, monkeypatch):
+    path = tmp_path / "user_library_ops.py"
+    path.write_text(LIBRARY_OPS)
+    spec = importlib.util.spec_from_file_location("minify_test_user_library_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # imported as the script imports its own module
+    spec.loader.exec_module(module)
+    source = definitions(fx.symbolic_trace(lambda x: torch.ops.minify_test_lib.twice(x)))
+    assert 'lib.define("twice(Tensor x) -> Tensor")' in source and 'lib.impl("twice", twice_cpu, "CPU")' in source
