@@ -84,6 +84,11 @@ def remember_blocks(source: str) -> None:
             _known.setdefault(op, match.group(0))
 
 
+def carried_ops(source: str) -> list[str]:
+    """The custom ops whose definition blocks `source` holds, in order."""
+    return list(dict.fromkeys(op for m in _BLOCK.finditer(source) for op in m.group(1).split(", ")))
+
+
 def definitions(gm: fx.GraphModule) -> str:
     """The blocks defining the custom ops `gm` calls ("" when none); UncarriedOp when one cannot be carried."""
     ops = user_ops(gm)

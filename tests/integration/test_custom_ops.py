@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.fx as fx
 
-from compiler.custom_ops import BEGIN, UncarriedOp, definitions, fake_mismatches
+from compiler.custom_ops import BEGIN, UncarriedOp, carried_ops, definitions, fake_mismatches
 from compiler.graph_code import module_source
 
 OPS = '''\
@@ -77,6 +77,7 @@ def test_a_graph_source_carries_the_op_definition_into_a_fresh_process(ops, tmp_
     source = module_source(graph_calling(torch.ops.minify_test_carry.shift.default))
     assert BEGIN in source and "def _shift" in source and "OFFSET = 0.5" in source
     assert "def main" not in source and "rowsum" not in source
+    assert carried_ops(source) == ["minify_test_carry::shift"]  # what issue.md names
     program = tmp_path / "replay.py"
     program.write_text(source + "\nprint(Repro()(torch.zeros(3)).tolist())\n")
     run = subprocess.run([sys.executable, str(program)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
