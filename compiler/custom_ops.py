@@ -44,7 +44,7 @@ TORCH_NAMESPACES = frozenset({
     "static_runtime", "streams", "symm_mem", "higher_order", "_higher_order_ops", "cuda", "xpu", "mps"})
 BEGIN = "# minify: definitions of custom ops "
 END = "# minify: end of custom op definitions"
-_BLOCK = re.compile(rf"^{re.escape(BEGIN)}(\S+(?:, \S+)*).*?^{re.escape(END)}$", re.M | re.S)
+_BLOCK = re.compile(rf"^{re.escape(BEGIN)}([\w:]+(?:, [\w:]+)*).*?^{re.escape(END)}$", re.M | re.S)
 _known: dict[str, str] = {}  # qualname -> its block, in this process ("" for torch's own)
 
 
@@ -110,10 +110,17 @@ def _carry(ops: list[str]) -> None:
             by_file.setdefault(path, []).append(q)
     for path, qs in by_file.items():
         text = path.read_text()
-        cut = slice_ops(text, qs)
+        # every op of these namespaces the file defines, in one block: a later graph calling another of
+        # them reuses it (a second block would make the same Library, or define the same op, twice)
+        spaces = {op_strings(q)[0] for q in qs}
+        cut = slice_ops(text, sorted(set(qs) | {op for op in torch._C._dispatch_get_all_op_names()
+                                                if op_strings(op)[0] in spaces and op not in _known}))
         block = _block(cut.found, cut.source, path) if cut.found else ""
+        for q in cut.found:
+            _known[q] = block
         for q in qs:
-            _known[q] = block if q in cut.found else _import_block(q, f"it {where_missing(text, q)} ({path})")
+            if q not in cut.found:
+                _known[q] = _import_block(q, f"it {where_missing(text, q)} ({path})")
 
 
 def defining_file(q: str) -> Path | None:
