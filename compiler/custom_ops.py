@@ -151,8 +151,10 @@ def _defines(path: Path, q: str) -> bool:
 
 
 def _user_module_files() -> list[str]:
-    """Files of the modules loaded from outside Python's and torch's installation (the user's own)."""
+    """Files of the modules loaded from outside Python's installation and minify (the user's own)."""
     installed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    root = Path(__file__).resolve().parents[1]  # and not minify's own (its docstrings name example ops)
+    installed |= {str(root / part) for part in ("compiler", "minifier", "repro")}
     files = []
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
