@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler import gpu_gate
+from compiler import custom_ops, gpu_gate
 from compiler.capture_record import CapturedGraph, write_json
 from compiler.judging import Judging
 from compiler.oracle import judged_check
@@ -22,6 +22,7 @@ def check_call(eager_gm, args: list, compiled, record: CapturedGraph, judging: J
     elif outcome.status == "fail":
         record.failure = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                           "message": outcome.message, "when": "run", "metrics": outcome.metrics}
+    record.user_op_faults = (record.failure and custom_ops.fake_mismatches(eager_gm, args)) or None  # user's op?
 
 
 def check_later_call(model, before: list, seen, eager_gm, folder: Path, record: CapturedGraph, judging: Judging) -> None:

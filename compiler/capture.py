@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, cudagraphs, inject,
+from compiler import (aoti_capture, aoti_control, collective_record, config_snapshot, cudagraphs, custom_ops, inject,
                       kernels, launch_form, settings)
 from compiler.call_checks import check_call, check_later_call
 from compiler.call_outputs import record_first_call
@@ -157,6 +157,7 @@ class RecordingBackend:
                 kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
             record.failure = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
                               "traceback": traceback.format_exc()[-4000:]}
+            record.user_op_faults = custom_ops.fake_mismatches(eager_gm, list(example_inputs)) or None
             save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record.to_dict())
             collective = collective_record.has_collectives(eager_gm)  # its first eager call records them
@@ -201,8 +202,8 @@ def _compile_recording_kernels(compile, record: CapturedGraph):
 
 
 def _write_graph(folder: Path, gm: torch.fx.GraphModule, by_seq_nr: dict | None = None) -> list[dict]:
-    """Write the graph's source and node rows; raise ValueError (the graph is then `unsupported`,
-    and the program is reduced instead) where it cannot be replayed as a graph."""
+    """Write the graph's source and node rows; ValueError where it cannot be replayed as a graph (it is then
+    `unsupported`, and the program is reduced instead: a form, a custom op minify cannot carry)."""
     why = unreplayable_form(gm)
     if why is not None:
         raise ValueError(why)
@@ -248,8 +249,7 @@ def _record_backward(session: Session, key: int, forward_record: CapturedGraph, 
                                                      checked=lambda *args: run(*clone_inputs(list(args)))))
 
 
-def _unsupported(exc: Exception) -> str:
-    """Why a graph cannot be replayed: _write_graph's own ValueErrors are already a sentence."""
+def _unsupported(exc: Exception) -> str:  # why it cannot be replayed: _write_graph's ValueErrors are a sentence
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
@@ -287,8 +287,7 @@ def _own_lists(args) -> list:
 
 
 def _fake_call(args) -> bool:
-    """Is this call on fake tensors (DDPOptimizer propagating shapes through the compiled pieces of a
-    split graph), not on the program's values?"""
+    """On fake tensors (DDPOptimizer propagating shapes through a split graph's pieces), not the program's values?"""
     return any(isinstance(a, torch._subclasses.fake_tensor.FakeTensor) for a in args)
 
 

@@ -13,6 +13,7 @@ call sequence the bug needs. The rung below it is the same compile without CUDA 
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import torch
@@ -52,13 +53,18 @@ def checks_call(spec: dict, call: int, args) -> bool:
 
 
 def priming_inputs(inputs: list) -> list:
-    """Inputs of the calls before the judged one: the same kinds (shape, strides, dtype, device,
-    requires_grad, so no guard fails and no new graph is compiled), filled with zeros."""
+    """Inputs of the calls before the judged one: copies of each input's kind (its class, such as
+    a Parameter, shape, strides, dtype, device, requires_grad: a guard that failed would compile
+    another graph, whose CUDA graphs warm up afresh), filled with zeros."""
+    from compiler.oracle import clone_input
+
     def zero(x):
         if not isinstance(x, torch.Tensor):
             return x
-        z = torch.zeros_like(x, memory_format=torch.preserve_format)
-        return z.requires_grad_(x.requires_grad) if x.is_floating_point() or x.is_complex() else z
+        z = clone_input(x)
+        with contextlib.suppress(RuntimeError):  # a ZeroTensor is zeros already
+            z.detach().zero_()
+        return z
     return [zero(x) for x in inputs]
 
 
@@ -85,11 +91,11 @@ def checked_call(compiled, args: tuple, check) -> object:
 PRIMED_HELPER = '''def primed(compiled, calls):
     """CUDA graphs warm up at the first call, record at the second and replay after: the bug shows
     at call number calls + 1, so the compiled graph runs `calls` times first (on zeros of the same kinds)."""
-    def zero(x):
+    def zero(x):  # the input's own kind (a Parameter stays one: no other graph is compiled), zeros
         if not isinstance(x, torch.Tensor):
             return x
-        z = torch.zeros_like(x)
-        return z.requires_grad_(x.requires_grad) if x.is_floating_point() else z
+        z = torch.zeros_like(x).requires_grad_(x.requires_grad)
+        return torch.nn.Parameter(z, x.requires_grad) if isinstance(x, torch.nn.Parameter) else z
     for _ in range(calls):
         compiled(*[zero(x) for x in make_inputs()])
     return compiled'''

@@ -22,6 +22,7 @@ from torch.fx.graph import CodeGen, magic_methods
 from torch.fx.graph_module import _format_import_block
 from torch.package import sys_importer
 
+from compiler.custom_ops import definitions, remember_blocks
 from compiler.program_files import load_program
 
 CLASS_NAME = "Repro"
@@ -173,6 +174,8 @@ def module_source(gm: fx.GraphModule, comments: dict[str, str] | None = None) ->
         if comments and name in comments:
             body.append(f"        # {comments[name]}")
         body.append("    " + line)
+    defined = definitions(gm)  # the custom ops it calls (compiler/custom_ops.py), registered where it loads
+    imports += f"\n\n\n{defined}" if defined else ""
     return f"{imports}\n\n\nclass {CLASS_NAME}(torch.nn.Module):\n" + "\n".join(body) + "\n"
 
 
@@ -181,6 +184,7 @@ def module_from_source(source: str, folder: Path | None = None) -> torch.nn.Modu
     programs folder by default: compiler.program_files), so tracebacks show its lines."""
     if "torch.ops.prims." in source:  # Inductor's own prims (fma, ...) exist once its module is imported
         import torch._inductor.inductor_prims  # noqa: F401
+    remember_blocks(source)  # the custom ops it defines, for the candidates made from it
     return getattr(load_program(source, "graph", folder), CLASS_NAME)()
 
 

@@ -1,8 +1,10 @@
-"""A wrong CUDA graphs replay: cudagraph trees replay a recorded graph without copying the call's
-new inputs into the graph's static input buffers, so every replay computes on the inputs the
-graph was recorded with. The first call (a warm-up, no CUDA graph) and the second (the
-recording) are right; the third and later calls return stale values wherever their inputs
-differ. No compile without CUDA graphs shows it (compiler/cudagraphs.py).
+"""A wrong CUDA graphs input copy: cudagraph trees never copy a call's inputs into the graph's
+static input buffers (the copy made when a graph is recorded and at every replay), so a
+recorded graph computes on whatever those buffers hold: stale or never written values. The
+first call (a warm-up, no CUDA graph) is right; from the second on (the recording, then the
+replays) the outputs are wrong wherever the inputs matter. On the device (torch 2.11) every
+call after the warm-up recorded afresh and was wrong. No compile without CUDA graphs shows it
+(compiler/cudagraphs.py).
 
 Spec string: `cudagraphs:stale_inputs`.
 """
@@ -16,7 +18,7 @@ FORMS = ("stale_inputs",)
 
 
 def patch_cudagraph_replay(form="stale_inputs"):
-    """Plant a replay that skips copying the new inputs (cudagraph trees' CUDAGraphNode); returns undo."""
+    """Plant an input copy that copies nothing (cudagraph trees' CUDAGraphNode); returns undo."""
     from torch._inductor import cudagraph_trees
 
     node = cudagraph_trees.CUDAGraphNode
@@ -36,7 +38,7 @@ def patch_cudagraph_replay(form="stale_inputs"):
 
 @dataclass(frozen=True)
 class CudagraphsBug(BugSpec):
-    """cudagraph trees replay a recorded graph on stale inputs (`form`: what goes wrong)."""
+    """cudagraph trees run a recorded graph on stale inputs (`form`: what goes wrong)."""
 
     form: str = "stale_inputs"
 

@@ -5,7 +5,9 @@ the right value and then a wrong one from it (`add_one`, `negate`, ...), or so t
 raises (`compile_error`). Eager, aot_eager and aot_eager_decomp_partition never lower, so
 only the `inductor` stage shows it. The op must reach Inductor undecomposed (e.g. `sigmoid`,
 `tanh`, `exp`, `relu`, `mul`; not `gelu` or `silu`, which Inductor decomposes first). A
-functional collective's op is named with its namespace: `_c10d_functional.wait_tensor`.
+functional collective's op is named with its namespace: `_c10d_functional.wait_tensor`, and so is
+a custom op (`mylib.scale`): Inductor runs it as a fallback kernel, whose result is made wrong
+(planted after the op's definition, which must exist when it is planted).
 
 Spec string: `lowering:OP[.OVERLOAD][:KIND[:FORM[:symbolic]]]`, e.g. `lowering:sigmoid:accuracy:negate`.
 `symbolic` makes the lowering wrong only where an input's size is symbolic (dynamic shapes):
@@ -24,14 +26,18 @@ def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
     """Wrap Inductor's lowering of aten `op` (all overloads, or `op.overload`); returns undo."""
     import torch
     from torch._inductor import lowering
-
-    aten = torch.ops.aten
-    table = lowering.lowerings
+    aten, table = torch.ops.aten, lowering.lowerings
     ns = "_c10d_functional."  # `lowering:_c10d_functional.wait_tensor:accuracy:double`: a collective's op
     space, name = (torch.ops._c10d_functional, op[len(ns):]) if op.startswith(ns) else (aten, op)
+    custom = space is aten and "." in op and not hasattr(aten, op.split(".")[0])  # `mylib.scale`: a custom op
+    if custom:
+        space, name = getattr(torch.ops, op.split(".")[0]), op.split(".", 1)[1]
     packet_name, _, overload = name.partition(".")
     packet = getattr(space, packet_name)
     names = [overload] if overload else list(packet.overloads())
+    made = [getattr(packet, n) for n in names if custom and getattr(packet, n) not in table]
+    for target in made:  # lowered as Inductor lowers an op it does not know: a fallback kernel, made to be wrapped
+        lowering.make_fallback(target, warn=False)
     targets = [getattr(packet, n) for n in names if getattr(packet, n) in table]
     if not targets:
         raise ValueError(f"Inductor has no lowering for aten.{op}")
@@ -72,6 +78,8 @@ def patch_lowering(op, kind="accuracy", form="add_one", only_symbolic=False):
     def undo():
         for target, original in originals.items():
             table[target] = original
+        for target in made:  # Inductor makes its own fallback again, at the next compile
+            table.pop(target, None), lowering.fallbacks.discard(target)
 
     return undo
 

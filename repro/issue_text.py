@@ -14,6 +14,7 @@ import platform
 from pathlib import Path
 
 from compiler import gpu_gate
+from compiler.custom_ops import carried_ops
 from repro import error_text
 from repro.manifest import MANIFEST, ReproFolderError, read_manifest
 from repro.versions import collect_env
@@ -77,6 +78,12 @@ def describe_bug(report: dict, manifest: dict) -> list[str]:
     if also:
         text.append(f"The same bug shows in {'; '.join(also)}: {report['also_reduced'][0]['why']} "
                     f"(one bug, reported once).")
+    custom = carried_ops("\n".join(manifest.get("imports") or []))
+    if custom:
+        text.append(f"The repro calls the program's own custom op(s) {', '.join(f'`{op}`' for op in custom)}, defined "
+                    f"inline; Inductor runs each as a fallback kernel calling its implementation. Check the op "
+                    f"itself first (`torch.library.opcheck`): a wrong fake or mutates_args is the op's bug, not "
+                    f"the compiler's.")
     if manifest.get("injections"):
         text.append("**Note:** planted on purpose through minify's injection API: a test of the tool, not a "
                     "PyTorch bug.")

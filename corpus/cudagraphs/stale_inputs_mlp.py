@@ -1,11 +1,10 @@
-"""CUDA MLP compiled with mode="reduce-overhead"; cudagraph trees replay on stale inputs.
+"""CUDA MLP compiled with mode="reduce-overhead"; cudagraph trees run on stale inputs.
 
-The bug lives in the CUDA graphs replay, not in Inductor's code: a replay skips copying the
-call's new inputs into the recorded graph's static input buffers (`plant("cudagraphs:stale_inputs")`,
-compiler/inject_cudagraphs.py). The first call (a warm-up, no CUDA graph) and the second (the
-recording) are right; from the third on every batch gets the outputs of the second. Inductor
-without CUDA graphs is right, and a graph checked only at its first call shows nothing.
-Needs a CUDA GPU.
+The bug lives in CUDA graphs, not in Inductor's code: the call's inputs are never copied into
+the recorded graph's static input buffers (`plant("cudagraphs:stale_inputs")`,
+compiler/inject_cudagraphs.py). The first call (a warm-up, no CUDA graph) is right; the later
+batches get wrong classes. Inductor without CUDA graphs is right, and a graph checked only at
+its first call shows nothing. Needs a CUDA GPU.
 """
 import torch
 import torch.nn as nn

@@ -14,6 +14,7 @@ import operator
 import torch
 import torch.fx as fx
 
+from compiler.custom_ops import op_schema
 from compiler.graph_code import placeholders, printable
 from minifier.graph.input_transforms import resolve, with_step
 
@@ -187,7 +188,7 @@ def _has_side_effect(node: fx.Node) -> bool:
     if node.op == "call_method":
         return str(node.target).endswith("_") and not str(node.target).startswith("_")
     target = node.target
-    schema = getattr(target, "_schema", None)
+    schema = op_schema(target)
     if schema is not None:
         return schema.is_mutable
     name = getattr(target, "__name__", "")

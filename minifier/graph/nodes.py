@@ -12,6 +12,7 @@ import re
 import torch
 import torch.fx as fx
 
+from compiler.custom_ops import op_schema
 from compiler.kernels import Kernel, kernel_node_names
 from minifier.graph.edit import NON_OPS, op_nodes, output_nodes, rebuild
 from repro.value_store import nbytes
@@ -55,7 +56,7 @@ def _written(node: fx.Node) -> list[fx.Node]:
             and name != "requires_grad_" else []
     if node.op != "call_function":
         return []
-    schema = getattr(node.target, "_schema", None)
+    schema = op_schema(node.target)
     if schema is not None:
         return [a for a, arg in zip(node.args, schema.arguments)
                 if isinstance(a, fx.Node) and arg.alias_info is not None and arg.alias_info.is_write]

@@ -22,4 +22,4 @@ def cudagraphs_rung(ev: Evaluator, gm: fx.GraphModule) -> dict:
         return {"cudagraphs": "fails with CUDA graphs off too: Inductor's, not CUDA graphs'"}
     calls = ev.setup.calls_before
     return {"cudagraphs": f"fails only with CUDA graphs: the same compile without them passes"
-                          f"{f'; it shows at call {calls + 1} of the compiled graph (a replay)' if calls else ''}"}
+                          f"{f'; it shows at call {calls + 1} of the compiled graph, not before' if calls else ''}"}

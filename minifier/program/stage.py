@@ -116,6 +116,19 @@ def eager_first(session: Session, capture: Capture) -> Capture | None:
     return eager
 
 
+def user_op_fault(capture: Capture) -> None:
+    """A failing graph whose custom op's fake (register_fake) disagrees with the op on the graph's
+    real inputs (compiler/custom_ops.py, recorded by the capture) fails because of the user's op
+    definition, which the compiler trusts: the user's bug (exit 2), never a compiler bug verdict."""
+    for g in capture.graphs:
+        faults = (g.failure and g.record.get("user_op_faults")) or []
+        if faults:
+            raise UserError(f"graph {g.index} fails compiled ({g.failure.get('kind')}) because the script's own custom "
+                            f"op is defined wrongly, not because of the compiler: {faults[0]}; fix the op's "
+                            f"definition (its fake must return the shape, dtype and strides the op returns)",
+                            EXIT_BAD_INPUT)
+
+
 SWITCHES = ("TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")  # read by torch: "1" compiles nothing
 
 

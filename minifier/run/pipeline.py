@@ -21,7 +21,7 @@ from minifier.emit.repro_folders import Verifications
 from minifier.exit_codes import EXIT_MAX_TIME, EXIT_NOT_REPRODUCED, EXIT_OK
 from minifier.localize import graphs as localize
 from minifier.localize.early_checks import EarlyChecks, GraphState, wanted
-from minifier.program.stage import eager_first, nothing_failed, replay_failed
+from minifier.program.stage import eager_first, nothing_failed, replay_failed, user_op_fault
 from minifier.reduce.budget import Budget
 from minifier.report import html as html_report
 from minifier.report.blame import blame_markdown
@@ -107,6 +107,7 @@ def _run(session: Session) -> Result:
     capture = _finish_capture(session)
     if "ranks" in capture.script and (g := collective_bug(capture.graphs)) is not None:
         return collective_result(session, capture, g)  # the collective itself: a repro on the ranks
+    user_op_fault(capture)  # a custom op's fake that disagrees with the op: the user's bug (exit 2)
     # A script that fails without the compiler too is the user's bug (exit 2). Its run with nothing
     # compiled goes on beside the graph search (a graph's own verdicts are judged against its own
     # eager run, so none waits for it); its answer is taken before anything is reported.
@@ -271,8 +272,7 @@ def _graph_state(session: Session, g: GraphRecord, injections: list, hang: bool 
     opts = session.opts
     calls_before = (g.failure or {}).get("calls_before", 0)  # a CUDA graphs bug: compiler/cudagraphs.py
     ev = Evaluator(session.pool, case_dir, CompileSetup(spec, injections, context, calls_before), signature="",
-                   judging=opts.judging,
-                   timeout=opts.hang_timeout if hang else None)
+                   judging=opts.judging, timeout=opts.hang_timeout if hang else None)
     return GraphState(gm, inputs, values, ev, injections)
 
 

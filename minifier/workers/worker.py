@@ -45,7 +45,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
             def compiled_now():
                 compiled = compile_for_stage(model, job.stage, spec)
                 compiled = Backward(compiled) if job.backward else compiled
-                prime(compiled, inputs, job.calls_before)  # CUDA graphs: the judged call is a replay
+                prime(compiled, inputs, job.calls_before)  # CUDA graphs: judged as late as the script saw it
                 return compiled
 
             compiled = compiled_now()

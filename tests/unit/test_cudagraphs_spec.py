@@ -36,8 +36,12 @@ def test_only_later_calls_on_cuda_inputs_under_cuda_graphs_are_checked():
 
 
 def test_priming_inputs_keep_each_inputs_kind():
+    """A Parameter stays one: Dynamo guards on the class, and another graph would warm up afresh."""
     x = torch.randn(3, 4).t().requires_grad_()
     ids = torch.tensor([2, 0, 1])
-    zx, zi, n = priming_inputs([x, ids, 3])
+    weight = torch.nn.Parameter(torch.randn(2, 2))
+    zx, zi, zw, n = priming_inputs([x, ids, weight, 3])
     assert zx.stride() == x.stride() and zx.requires_grad and not zx.any()
     assert zi.dtype == torch.int64 and not zi.any() and n == 3
+    assert type(zw) is torch.nn.Parameter and zw.requires_grad and not zw.any() and weight.any()
+    assert x.any() and ids.any()  # the inputs themselves are untouched
