@@ -42,8 +42,10 @@ def run_check(job: Job, values: CaseValues) -> dict:
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs = requiring_grad(inputs)
 
+            forward = model
+
             def compiled_now():
-                compiled = compile_for_stage(model, job.stage, spec)
+                compiled = compile_for_stage(forward, job.stage, spec)
                 compiled = Backward(compiled) if job.backward else compiled
                 prime(compiled, inputs, job.calls_before)  # CUDA graphs: judged as late as the script saw it
                 return compiled
