@@ -118,15 +118,16 @@ def eager_first(session: Session, capture: Capture) -> Capture | None:
 
 def user_op_fault(capture: Capture) -> None:
     """A failing graph whose custom op's fake (register_fake) disagrees with the op on the graph's
-    real inputs (compiler/custom_ops.py, recorded by the capture) fails because of the user's op
-    definition, which the compiler trusts: the user's bug (exit 2), never a compiler bug verdict."""
+    real inputs (compiler/custom_ops.py, recorded by the capture): the compiler plans its code on
+    the fake, so while it is wrong no verdict on the compiler can be given (it may also hide a
+    compiler bug beside it). The user's to fix first (exit 2), never a compiler bug verdict."""
     for g in capture.graphs:
         faults = (g.failure and g.record.get("user_op_faults")) or []
         if faults:
-            raise UserError(f"graph {g.index} fails compiled ({g.failure.get('kind')}) because the script's own custom "
-                            f"op is defined wrongly, not because of the compiler: {faults[0]}; fix the op's "
-                            f"definition (its fake must return the shape, dtype and strides the op returns)",
-                            EXIT_BAD_INPUT)
+            raise UserError(f"graph {g.index} fails compiled ({g.failure.get('kind')}) and the script's own custom "
+                            f"op is defined wrongly: {faults[0]}; the compiler plans its code on the op's fake, so "
+                            f"fix the op's definition first (its fake must return the shape, dtype and strides the "
+                            f"op returns): until then no verdict on the compiler can be given", EXIT_BAD_INPUT)
 
 
 SWITCHES = ("TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")  # read by torch: "1" compiles nothing
