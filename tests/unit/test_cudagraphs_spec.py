@@ -2,7 +2,9 @@
 one (compiler/cudagraphs.py): no GPU needed."""
 import torch
 
-from compiler.cudagraphs import checks_call, obeying, priming_inputs, uses_cudagraphs, without_cudagraphs
+from compiler.cudagraphs import checked_call, checks_call, obeying, priming_inputs, uses_cudagraphs, without_cudagraphs
+from compiler.judging import Judging
+from compiler.oracle import judged_check
 from compiler.stages import CompileSpec
 
 
@@ -45,3 +47,27 @@ def test_priming_inputs_keep_each_inputs_kind():
     assert zi.dtype == torch.int64 and not zi.any() and n == 3
     assert type(zw) is torch.nn.Parameter and zw.requires_grad and not zw.any() and weight.any()
     assert x.any() and ids.any()  # the inputs themselves are untouched
+
+
+def test_a_later_calls_stand_in_makes_the_writes_the_call_made():
+    """A graph that writes into an input (running statistics): judged against eager, the stand-in for
+    the call must write what the call wrote, or every such graph would seem to fail."""
+    def step(x, running):
+        running.mul_(0.9).add_(x.mean() * 0.1)
+        return (x * 2,)
+
+    args = (torch.arange(4.0), torch.zeros(()))
+    verdicts = []
+    out = checked_call(step, args, lambda before, stand_in: verdicts.append(
+        judged_check(step, before, stand_in, "inductor", Judging())))
+    assert verdicts[0].status == "pass", verdicts[0]
+    assert out[0].tolist() == [0.0, 2.0, 4.0, 6.0] and abs(float(args[1]) - 0.15) < 1e-6
+
+    def wrong(x, running):  # writes the wrong value: the check must see it
+        running.add_(1.0)
+        return (x * 2,)
+
+    verdicts.clear()
+    checked_call(wrong, (torch.arange(4.0), torch.zeros(())), lambda before, stand_in: verdicts.append(
+        judged_check(step, before, stand_in, "inductor", Judging())))
+    assert verdicts[0].status == "fail", verdicts[0]
