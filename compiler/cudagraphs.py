@@ -85,8 +85,7 @@ def checked_call(compiled, args: tuple, check) -> object:
     before = clone_inputs(list(args))
     out = compiled(*args)
     seen = torch.utils._pytree.tree_map(lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x, out)
-    writes = {i: x.detach().clone() for i, (x, b) in enumerate(zip(args, before))
-              if isinstance(x, torch.Tensor) and x.shape == b.shape and not torch.equal(x, b)}
+    writes = {i: x.detach().clone() for i, (x, b) in enumerate(zip(args, before)) if _written(x, b)}
 
     def stand_in(*copies):
         with torch.no_grad():
@@ -96,6 +95,16 @@ def checked_call(compiled, args: tuple, check) -> object:
 
     check(before, stand_in)
     return out
+
+
+def _written(after, before) -> bool:
+    """Did the call change this input's values (a dense tensor of the same shape)?"""
+    if not isinstance(after, torch.Tensor) or not isinstance(before, torch.Tensor) or after.shape != before.shape:
+        return False
+    try:
+        return not torch.equal(after, before)
+    except RuntimeError:  # a kind torch.equal does not take (sparse, ...): not judged as written
+        return False
 
 
 PRIMED_HELPER = '''def primed(compiled, calls):
