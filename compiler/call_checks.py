@@ -13,6 +13,8 @@ from compiler.saved_inputs import save_inputs
 
 
 def check_call(eager_gm, args: list, compiled, record: CapturedGraph, judging: Judging) -> None:
+    """Judge `compiled` against eager on `args`: the verdict, any failure, and whether the graph's
+    own custom op is defined wrongly (compiler/custom_ops.py) go into `record`."""
     outcome = judged_check(eager_gm, args, compiled, "inductor", judging)
     record.verdict = outcome.__dict__
     if outcome.status == "fail" and outcome.kind not in ("accuracy", "layout"):

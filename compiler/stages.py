@@ -60,7 +60,7 @@ class CompileSetup:
     question about it: `spec` (the script's torch.compile call and Inductor config), `injections`
     (bugs planted, as compiler.inject.Injection.to_dict(); the repro writer also takes them whole),
     `context` (the modes the graph ran under: compiler.context), `calls_before` (calls of the compiled
-    graph before the one judged: a CUDA graphs bug shows at a replay, compiler/cudagraphs.py)."""
+    graph before the one judged: a CUDA graphs bug shows at a later call, compiler/cudagraphs.py)."""
 
     spec: CompileSpec = field(default_factory=CompileSpec)
     injections: tuple = ()
