@@ -27,7 +27,8 @@ def check_call(eager_gm, args: list, compiled, record: CapturedGraph, judging: J
     record.user_op_faults = (record.failure and custom_ops.fake_mismatches(eager_gm, args)) or None  # user's op?
 
 
-def check_later_call(model, before: list, seen, eager_gm, folder: Path, record: CapturedGraph, judging: Judging) -> None:
+def check_later_call(model, before: list, seen, eager_gm, folder: Path, record: CapturedGraph,
+                     judging: Judging) -> None:
     """A CUDA graphs call after the first (compiler/cudagraphs.py). A failure keeps this call's inputs and
     how many calls of the compiled graph came before it (the first call's check ran it once more)."""
     check_call(model, before, seen, record, judging)

@@ -78,7 +78,7 @@ def compile_call(info: ReproInfo) -> str:
     kwargs = info.setup.spec.compile_kwargs(info.stage)
     shown = {k: v for k, v in kwargs.items() if not (k == "backend" and v == "inductor")}
     call = "torch.compile(f" + "".join(f", {k}={v!r}" for k, v in shown.items()) + ")"
-    # CUDA graphs: the bug shows at a replay; PRIMED_HELPER (compiler/cudagraphs.py) in repro.py
+    # CUDA graphs: the bug shows at a later call; PRIMED_HELPER (compiler/cudagraphs.py) in repro.py
     return f"primed({call}, {info.setup.calls_before})" if info.setup.calls_before else call
 
 

@@ -83,7 +83,7 @@ def run_check(model_cls, make_inputs, compile_kwargs, context, check_args, devic
     with torch._inductor.config.patch({**no_caches, **(config or {})}), \
             torch._functorch.config.patch(enable_autograd_cache=False), run_context(context, device):
         run = compiled(model, cudagraphs.obeying(compile_kwargs, config))
-        cudagraphs.prime(run, inputs, check_args.get("calls_before", 0))  # CUDA graphs: judged as late as the script saw it
+        cudagraphs.prime(run, inputs, check_args.get("calls_before", 0))  # CUDA graphs: as late as in the script
         return judged_check(model, inputs, run, check_args.get("stage", "inductor"), judging, check_args.get("seed"))
 
 

@@ -358,7 +358,7 @@ def locate(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, say: Calla
     stage, stage_answer = first_failing_stage(ev, gm, bug.kind)
     if stage != "inductor":
         ev = ev.for_bug(stage, Answer.from_wire(stage_answer).signature)
-    bug.notes.update(cudagraphs_rung(ev, gm, values))  # nothing where CUDA graphs are off or the stage is not Inductor
+    bug.notes.update(cudagraphs_rung(ev, gm, values))  # nothing where no CUDA graph ran, or short of Inductor
     bug.stage, bug.signature = ev.stage, ev.signature
     if bug.kind == "accuracy":
         divergence = find_divergence(gm, ev, values)

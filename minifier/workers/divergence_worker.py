@@ -75,7 +75,7 @@ class DivergenceJob:
         inputs = resolve_inputs(self.values, [input_ref(p) for p in placeholders(candidate)])
         with self.compiling(inputs, self.job.kernel_threads):
             compiled = compile_for_stage(model, "inductor", self.spec)
-            prime(compiled, inputs, self.job.calls_before)  # CUDA graphs: judged as late as the script saw it
+            prime(compiled, inputs, self.job.calls_before)  # CUDA graphs: as late as in the script
             outcome = judged_check(model, inputs, compiled, "inductor", self.job.judging)
         return outcome.__dict__
 

@@ -47,7 +47,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
             def compiled_now():
                 compiled = compile_for_stage(forward, job.stage, spec)
                 compiled = Backward(compiled) if job.backward else compiled
-                prime(compiled, inputs, job.calls_before)  # CUDA graphs: judged as late as the script saw it
+                prime(compiled, inputs, job.calls_before)  # CUDA graphs: judged as late as in the script
                 return compiled
 
             compiled = compiled_now()
