@@ -23,9 +23,8 @@ def run_check(job: Job, values: CaseValues) -> dict:
     import torch
 
     from compiler import inject, kernels
-    from compiler.cudagraphs import prime
     from compiler.graph_code import module_from_source
-    from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
+    from compiler.stages import CompileSpec, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check_against, expected_of
     from compiler.context import graph_modes
     from compiler.grads import Backward, requiring_grad
@@ -41,23 +40,14 @@ def run_check(job: Job, values: CaseValues) -> dict:
         with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs = requiring_grad(inputs)
-
-            forward = model
-
-            def compiled_now():
-                compiled = compile_for_stage(forward, job.stage, spec)
-                compiled = Backward(compiled) if job.backward else compiled
-                prime(compiled, inputs, job.calls_before)  # CUDA graphs: judged as late as in the script
-                return compiled
-
-            compiled = compiled_now()
-            model = Backward(model) if job.backward else model
-            expected = expected_of(model, inputs)  # eager and fp64 once; the compiled run each time
+            eager = Backward(model) if job.backward else model
+            compiled = compiled_for(job, model, spec, inputs)
+            expected = expected_of(eager, inputs)  # eager and fp64 once; the compiled run each time
             outcomes = []
             for run in range(job.runs):  # no run after one that killed the CUDA context
                 if run and job.calls_before:  # CUDA graphs: every run the same calls, on a compile of its own
                     torch._dynamo.reset()  # (a later call would follow what the earlier runs left)
-                    compiled = compiled_now()
+                    compiled = compiled_for(job, model, spec, inputs)
                 outcomes.append(check_against(expected, inputs, compiled, job.stage, job.judging))
                 if cuda_context_poisoned(outcomes[-1].__dict__) or (job.until_pass and outcomes[-1].status == "pass"):
                     break
@@ -65,7 +55,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
             seeded = outcome.kind == "nondeterministic"
             if seeded:
                 with modes():
-                    outcome = recheck_seeded(model, inputs, spec, job.stage, outcome, job.judging)
+                    outcome = recheck_seeded(eager, inputs, spec, job.stage, outcome, job.judging)
             if job.judged_outputs:
                 outcome = judged_on_first(outcome, job.judged_outputs, job.stage)
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
@@ -74,6 +64,19 @@ def run_check(job: Job, values: CaseValues) -> dict:
     if kernel_map:  # the kernels the check built, for a later divergence job on this graph
         result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
     return result
+
+
+def compiled_for(job: Job, model, spec, inputs: list):
+    """`model` compiled for the job's stage (its backward too where gradients are judged), called
+    `job.calls_before` times first (CUDA graphs: judged as late as in the script)."""
+    from compiler.cudagraphs import prime
+    from compiler.grads import Backward
+    from compiler.stages import compile_for_stage
+
+    compiled = compile_for_stage(model, job.stage, spec)
+    compiled = Backward(compiled) if job.backward else compiled
+    prime(compiled, inputs, job.calls_before)
+    return compiled
 
 
 def judged_on_first(outcome, count: int, stage: str):
