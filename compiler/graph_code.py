@@ -24,6 +24,7 @@ from torch.package import sys_importer
 
 from compiler.custom_ops import definitions, remember_blocks
 from compiler.program_files import load_program
+from compiler.user_kernels import kernel_block, named_launches
 
 CLASS_NAME = "Repro"
 _FREE_STATEMENT = re.compile(r";  (?:\w+ = )+None$")
@@ -37,7 +38,13 @@ def forward_source(gm: fx.GraphModule) -> tuple[str, str]:
         code = gm.graph.python_code(root_module="self")
     imports = _format_import_block(code.globals, sys_importer)
     lines = [_FREE_STATEMENT.sub("", line.rstrip()) for line in code.src.strip("\n").splitlines()]
-    return imports.strip(), "\n".join(line for line in lines if line.strip())
+    return imports.strip(), named_launches("\n".join(line for line in lines if line.strip()))
+
+
+def carried_definitions(gm: fx.GraphModule) -> str:
+    """What a standalone source of `gm` must define ahead of it ("" when nothing): the custom ops
+    (compiler/custom_ops.py) and user Triton kernels (compiler/user_kernels.py) it calls."""
+    return "\n\n".join(block for block in (definitions(gm), kernel_block(gm)) if block)
 
 
 def float_literal(x: float) -> str:
@@ -174,7 +181,7 @@ def module_source(gm: fx.GraphModule, comments: dict[str, str] | None = None) ->
         if comments and name in comments:
             body.append(f"        # {comments[name]}")
         body.append("    " + line)
-    defined = definitions(gm)  # the custom ops it calls (compiler/custom_ops.py), registered where it loads
+    defined = carried_definitions(gm)  # its custom ops and kernels, registered where it loads
     imports += f"\n\n\n{defined}" if defined else ""
     return f"{imports}\n\n\nclass {CLASS_NAME}(torch.nn.Module):\n" + "\n".join(body) + "\n"
 

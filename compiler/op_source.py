@@ -9,6 +9,7 @@ the top-level statements that define the op (a `@custom_op("mylib::scale")` or
 transitively, the imports, helpers, constants and `@triton.jit` kernels they name. Never the
 script's main code: no `if __name__ == "__main__":` block, no statement that only uses the op.
 
+`slice_names` cuts the same way around top-level names (a user's `@triton.jit` kernel).
 Standard library only (ast): the slice is made from text, and tested without torch.
 """
 from __future__ import annotations
@@ -164,11 +165,24 @@ def slice_ops(text: str, qualnames: list[str]) -> OpSlice:
     with what they need; SyntaxError as ast raises it."""
     body = ast.parse(text).body
     chosen, found = _roots(body, qualnames)
+    return OpSlice(_kept(text, body, chosen), sorted(found), [q for q in qualnames if q not in found])
+
+
+def slice_names(text: str, names: list[str]) -> OpSlice:
+    """The top-level statements of `text` that bind `names` (a kernel's def, decorators and all),
+    with what they need (`found` and `missing` hold names here); SyntaxError as ast raises it."""
+    body = ast.parse(text).body
+    chosen = {i for i, stmt in enumerate(body) if not _is_main_block(stmt) and bound_names(stmt) & set(names)}
+    bound = set().union(*(bound_names(body[i]) for i in chosen)) if chosen else set()
+    return OpSlice(_kept(text, body, chosen), [n for n in names if n in bound], [n for n in names if n not in bound])
+
+
+def _kept(text: str, body: list[ast.stmt], chosen: set[int]) -> str:
+    """The statements `chosen` and their dependencies, in file order ("" when none)."""
     keep = _dependencies(body, chosen) if chosen else set()
     lines = text.splitlines()
-    kept = [_segment(lines, body[i]) for i in sorted(keep)
-            if not (isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__")]
-    return OpSlice("\n\n".join(kept), sorted(found), [q for q in qualnames if q not in found])
+    return "\n\n".join(_segment(lines, body[i]) for i in sorted(keep)
+                       if not (isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__"))
 
 
 def where_missing(text: str, qualname: str) -> str:

@@ -25,8 +25,7 @@ import torch.fx as fx
 
 from compiler.config_snapshot import config_lines
 from compiler.cudagraphs import PRIMED_HELPER
-from compiler.custom_ops import definitions
-from compiler.graph_code import forward_source, placeholders
+from compiler.graph_code import carried_definitions, forward_source, placeholders
 from compiler.inject import Injection, injection_source
 from compiler.ladder import tolerances
 from compiler.oracle import clone_inputs
@@ -191,7 +190,7 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
     device = input_device(inputs)
     descriptions, dtypes = describe_run(gm, inputs)
     imports, forward = forward_source(gm)
-    imports_used = used_imports(imports, forward) + [d for d in [definitions(gm)] if d]  # and custom ops' definitions
+    imports_used = used_imports(imports, forward) + [d for d in [carried_definitions(gm)] if d]  # ops', kernels' definitions
     annotated = annotate_forward(forward, descriptions)
     function = annotated.replace("def forward(self, ", "def f(", 1).replace("def forward(self)", "def f()", 1)
     facts = eager_facts(gm, inputs, info.setup.context)

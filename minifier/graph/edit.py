@@ -16,6 +16,7 @@ import torch.fx as fx
 
 from compiler.custom_ops import op_schema
 from compiler.graph_code import placeholders, printable
+from compiler.user_kernels import is_launch
 from minifier.graph.input_transforms import resolve, with_step
 
 NON_OPS = {operator.getitem}
@@ -168,7 +169,7 @@ def clean(gm: fx.GraphModule) -> fx.GraphModule:
     """Remove dead ops and inputs nobody reads; the graph keeps its meaning."""
     graph = gm.graph
     for node in reversed(list(graph.nodes)):
-        if node.op in ("call_function", "call_method") and not node.users and not _has_side_effect(node):
+        if node.op in ("call_function", "call_method") and not node.users and not has_side_effect(node):
             graph.erase_node(node)
     for node in list(graph.find_nodes(op="placeholder")):
         if not node.users:
@@ -184,10 +185,12 @@ _OPERATOR_MUTATES = {"setitem", "delitem", "iadd", "iand", "iconcat", "ifloordiv
                      "imatmul", "ior", "ipow", "irshift", "isub", "itruediv", "ixor"}
 
 
-def _has_side_effect(node: fx.Node) -> bool:
+def has_side_effect(node: fx.Node) -> bool:
     if node.op == "call_method":
         return str(node.target).endswith("_") and not str(node.target).startswith("_")
     target = node.target
+    if is_launch(target):  # a user Triton kernel writes into the tensors it is given
+        return True
     schema = op_schema(target)
     if schema is not None:
         return schema.is_mutable

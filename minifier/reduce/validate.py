@@ -25,8 +25,9 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
                                            UnsupportedOperatorException)
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
+from compiler.fp64_reference import BUFFERS
 from compiler.graph_code import module_from_source, module_source, trace_module
-from minifier.graph.edit import placeholders
+from minifier.graph.edit import has_side_effect, placeholders
 from minifier.graph.input_transforms import apply_transform
 from minifier.reduce.dry_run import cpu_inputs, indexes_by_value, why_index_fails
 
@@ -133,6 +134,26 @@ def why_invalid(gm: fx.GraphModule, values: dict, fake: bool = True, same_ops: b
     return None
 
 
+def why_reads_garbage(gm: fx.GraphModule) -> str | None:
+    """One line when an uninitialized buffer (torch.empty and kin) is used while no op after it
+    writes anything (a removed kernel launch, fill_ or copy_ left it unwritten): its values are
+    whatever memory held, different in each run, so a difference it makes is no compiler's."""
+    for node in gm.graph.nodes:
+        name = str(node.target) if node.op == "call_method" else getattr(node.target, "__name__", "")
+        if node.op not in ("call_function", "call_method") or name.split(".")[0] not in BUFFERS or not node.users:
+            continue
+        seen, todo = {node}, list(node.users)
+        while todo:
+            user = todo.pop()
+            if user.op in ("call_function", "call_method") and has_side_effect(user):
+                break
+            todo += [u for u in user.users if u not in seen]
+            seen |= set(user.users)
+        else:
+            return f"{node.name} (an uninitialized buffer, {name}) is used but nothing writes it"
+    return None
+
+
 def validator(values: dict, base: fx.GraphModule | None = None):
     """The check an Evaluator runs on each new candidate (see Evaluator.validate): only the
     checks that `base` (the graph being reduced) itself passes, so a graph that fake tensors
@@ -143,5 +164,7 @@ def validator(values: dict, base: fx.GraphModule | None = None):
     copies: dict = {}
     dry = base is not None and indexes_by_value(base) and cpu_inputs(base, values, copies) is not None \
         and why_index_fails(base, values, copies) is None
+    garbage = base is None or why_reads_garbage(base) is None
     return lambda gm: why_invalid(gm, values, fake=fake, same_ops=same_ops) or \
+        (why_reads_garbage(gm) if garbage else None) or \
         (why_index_fails(gm, values, copies) if dry and indexes_by_value(gm) else None)

@@ -3,7 +3,7 @@ processes holds the op, what registers more of it and what they name, and never 
 own code."""
 import ast
 
-from compiler.op_source import slice_ops, where_missing
+from compiler.op_source import slice_names, slice_ops, where_missing
 
 CUSTOM_OP = '''\
 """A training script."""
@@ -116,6 +116,37 @@ def main():
         return x + 1
 '''
 
+LAUNCHED = '''\
+import torch
+import triton
+import triton.language as tl
+
+SCALE = 2.0
+x = torch.randn(40, device="cuda")
+
+
+@triton.jit
+def _square(v):
+    return v * v * SCALE
+
+
+@triton.jit
+def square_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, _square(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+
+@torch.compile
+def f(x):
+    out = torch.empty_like(x)
+    square_kernel[(3,)](x, out, x.numel(), BLOCK=16)
+    return out
+
+
+if __name__ == "__main__":
+    print(f(x))
+'''
+
 
 def top_names(source: str) -> set[str]:
     names = set()
@@ -160,3 +191,13 @@ def test_an_op_defined_inside_a_function_is_missing_and_says_where():
     assert cut.found == [] and cut.missing == ["mylib::hidden"] and cut.source == ""
     assert "inside a function" in where_missing(INSIDE, "mylib::hidden")
     assert "C++ extension" in where_missing(LIBRARY, "mylib::nowhere")
+
+
+def test_a_launched_kernel_comes_with_its_jit_helpers_and_constants_and_not_the_program():
+    cut = slice_names(LAUNCHED, ["square_kernel", "nowhere"])
+    assert cut.found == ["square_kernel"] and cut.missing == ["nowhere"]
+    assert top_names(cut.source) == {"SCALE", "_square", "square_kernel"}
+    assert "import triton.language as tl" in cut.source
+    for absent in ("def f(", "torch.randn", "__main__"):
+        assert absent not in cut.source, absent
+    compile(cut.source, "slice", "exec")
