@@ -69,9 +69,10 @@ def spec_types() -> dict:
     from compiler.inject_lowering import LoweringBug
     from compiler.inject_postgrad import PostGradBug
     from compiler.inject_reduction import ReductionBug
+    from compiler.inject_user_kernels import UserKernelBug
 
     return {c.target: c for c in (LoweringBug, DecompositionBug, FusionBug, ReductionBug, IndexingBug, DynamoBug,
-                                  PostGradBug, CudagraphsBug)}
+                                  PostGradBug, CudagraphsBug, UserKernelBug)}
 
 
 def spec_class(target: str):
