@@ -22,9 +22,12 @@ def patch_user_kernel_launch(form="double_float_args"):
 
     original = lowerings[triton_kernel_wrapper_mutation]
 
+    def doubled(args):
+        return {k: v * 2 if isinstance(v, float) else v for k, v in args.items()}
+
     def double_float_args(*args, constant_args_idx, **kwargs):
-        given = kernel_side_table.get_constant_args(constant_args_idx)
-        wrong = {k: v * 2 if isinstance(v, float) else v for k, v in given.items()}
+        wrong = doubled(kernel_side_table.get_constant_args(constant_args_idx))
+        kwargs["kwargs"] = doubled(kwargs["kwargs"])  # a float traced as an argument rather than a constant
         return original(*args, constant_args_idx=kernel_side_table.add_constant_args(wrong), **kwargs)
 
     lowerings[triton_kernel_wrapper_mutation] = double_float_args

@@ -35,6 +35,8 @@ LAUNCHES = frozenset({"triton_kernel_wrapper_mutation", "triton_kernel_wrapper_f
 BEGIN = "# minify: user Triton kernels "
 END = "# minify: end of user Triton kernels"
 _TABLE_NUMBER = re.compile(r"\b(kernel_idx|constant_args_idx) = (\d+)")
+_VIEWS = re.compile(r"^(view|reshape|as_strided|select|slice|getitem|t|transpose|permute|expand|unsqueeze|squeeze|"
+                    r"flatten|unflatten|narrow|diagonal|view_as|unbind|split|chunk)(\.|$)")
 _DICTS = {"kernel_idx": "MINIFY_KERNELS", "constant_args_idx": "MINIFY_CONSTANT_ARGS"}
 
 
@@ -49,6 +51,20 @@ def is_launch(target) -> bool:
 
 def launches(gm: fx.GraphModule) -> list[fx.Node]:
     return [n for n in gm.graph.nodes if n.op == "call_function" and is_launch(n.target)]
+
+
+def launched_inputs(gm: fx.GraphModule) -> list[int]:
+    """Positions of `gm`'s inputs that a launch is given (directly or through views): the kernel may
+    write them, and its writes leave no trace a value check could see where it writes the values
+    they held (a buffer cut out of a graph holds what the kernel wrote into it)."""
+    given = {a for n in launches(gm) for a in n.kwargs["kwargs"].values() if isinstance(a, fx.Node)}
+    seen: set[fx.Node] = set()
+    while given - seen:
+        node = (given - seen).pop()
+        seen.add(node)
+        if node.op != "placeholder" and _VIEWS.search(str(getattr(node.target, "__name__", node.target))):
+            given |= set(node.all_input_nodes[:1])
+    return [i for i, p in enumerate(gm.graph.find_nodes(op="placeholder")) if p in seen]
 
 
 def named_launches(forward: str) -> str:

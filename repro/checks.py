@@ -17,6 +17,7 @@ import torch.fx as fx
 from compiler.ladder import tolerances
 from compiler.oracle import exact_outputs, run
 from compiler.signature import rung_of
+from compiler.user_kernels import launched_inputs
 from repro.info import ReproInfo
 
 SMALL = 4  # outputs with at most this many elements are printed whole in the verdict line
@@ -65,6 +66,7 @@ def eager_facts(gm: fx.GraphModule, inputs: list, context: dict) -> Facts:
     if isinstance(value, dict) and "out" in value and any(str(k).startswith("input[") for k in value):
         mutated = sorted(int(k[6:-1]) for k in value if str(k).startswith("input["))
         value = value["out"]
+    mutated = sorted(set(mutated) | set(launched_inputs(gm)))  # a user kernel's writes may leave values as they were
     outputs = [value] if single else list(value)
     paths = exact_outputs(gm, outputs[0] if single else tuple(outputs))
     exact = [i for i in range(len(outputs)) if ("out" if single else f"out[{i}]") in paths]
@@ -244,7 +246,7 @@ def _run_lines(out: Lines, info: ReproInfo, facts: Facts, device: str, keep_inpu
         args = f"inputs_{who}" if keep_inputs else "make_inputs()"
         call = f"{calls[who]}(*{args})"
         if facts.single:
-            call = f"[{call}]"
+            call = f"[{call}, *{args}]" if facts.mutated else f"[{call}]"
         elif facts.mutated:
             call = f"[*{call}, *{args}]"
         runs.append((name, call))
@@ -258,7 +260,8 @@ def _run_lines(out: Lines, info: ReproInfo, facts: Facts, device: str, keep_inpu
         call = "f(*fp64)"
         floating = "isinstance(x, torch.Tensor) and x.is_floating_point()" if facts.scalars else "x.is_floating_point()"
         out.add(f"fp64 = [x.double() if {floating} else x for x in make_inputs()]")
-        call = f"[{call}]" if facts.single else f"[*{call}, *fp64]" if facts.mutated else call
+        call = f"[{call}{', *fp64' if facts.mutated else ''}]" if facts.single else \
+            f"[*{call}, *fp64]" if facts.mutated else call
         out.add(*seed, f"reference = {call}  # the same graph in float64")
     if with_:
         out.depth -= 1

@@ -27,7 +27,8 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from compiler.fp64_reference import BUFFERS
 from compiler.graph_code import module_from_source, module_source, trace_module
-from minifier.graph.edit import has_side_effect, placeholders
+from compiler.user_kernels import is_launch
+from minifier.graph.edit import has_side_effect, output_nodes, placeholders
 from minifier.graph.input_transforms import apply_transform
 from minifier.reduce.dry_run import cpu_inputs, indexes_by_value, why_index_fails
 
@@ -135,9 +136,12 @@ def why_invalid(gm: fx.GraphModule, values: dict, fake: bool = True, same_ops: b
 
 
 def why_reads_garbage(gm: fx.GraphModule) -> str | None:
-    """One line when an uninitialized buffer (torch.empty and kin) is used while no op after it
+    """One line when the graph returns a kernel launch's None, or when an uninitialized buffer (torch.empty and kin) is used while no op after it
     writes anything (a removed kernel launch, fill_ or copy_ left it unwritten): its values are
     whatever memory held, different in each run, so a difference it makes is no compiler's."""
+    returned = [n for n in output_nodes(gm) if n.op == "call_function" and is_launch(n.target)]
+    if returned:
+        return f"returns {returned[0].name}, a kernel launch's result (None)"
     for node in gm.graph.nodes:
         name = str(node.target) if node.op == "call_method" else getattr(node.target, "__name__", "")
         if node.op not in ("call_function", "call_method") or name.split(".")[0] not in BUFFERS or not node.users:

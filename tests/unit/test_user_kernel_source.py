@@ -13,7 +13,7 @@ import torch.fx as fx
 triton = pytest.importorskip("triton")
 
 from compiler.graph_code import module_from_source, module_source, trace_module  # noqa: E402
-from compiler.user_kernels import BEGIN, UncarriedKernel, kernel_block, launches  # noqa: E402
+from compiler.user_kernels import BEGIN, UncarriedKernel, kernel_block, launched_inputs, launches  # noqa: E402
 from minifier.graph.edit import clean  # noqa: E402
 from minifier.reduce.validate import why_reads_garbage  # noqa: E402
 
@@ -106,3 +106,21 @@ def test_a_launch_is_never_cleaned_away_and_a_buffer_it_no_longer_writes_is_inva
     gm.graph.erase_node(launches(gm)[0])
     gm.recompile()
     assert "uninitialized buffer" in why_reads_garbage(gm)
+
+
+def test_inputs_a_launch_is_given_through_a_view_count_as_written(tmp_path):
+    gm = _launching(_kernels(tmp_path).square_kernel, {"n": 40, "BLOCK": 16})
+    launch = launches(gm)[0]
+    with gm.graph.inserting_before(launch):
+        buffer = gm.graph.placeholder("buffer")
+        flat = gm.graph.call_method("view", (buffer, -1))
+    launch.kwargs = {**launch.kwargs, "kwargs": {**launch.kwargs["kwargs"], "out_ptr": flat}}
+    assert launched_inputs(gm) == [0, 1]  # x (read, maybe written: a kernel's pointers say nothing) and buffer
+
+
+def test_a_candidate_that_returns_a_launchs_none_is_invalid(tmp_path):
+    gm = _launching(_kernels(tmp_path).square_kernel, {"n": 40, "BLOCK": 16})
+    output = next(iter(gm.graph.find_nodes(op="output")))
+    output.args = ((launches(gm)[0],),)
+    gm.recompile()
+    assert "kernel launch's result" in why_reads_garbage(gm)

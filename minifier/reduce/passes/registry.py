@@ -17,6 +17,7 @@ from minifier.reduce.passes.drop_unit_dims import drop_unit_dims
 from minifier.reduce.passes.fold_into_input import fold_into_input
 from minifier.reduce.passes.isolate_op import isolate_last_op
 from minifier.reduce.passes.make_contiguous import make_contiguous
+from minifier.reduce.passes.remove_launches import remove_launches
 from minifier.reduce.passes.remove_outputs import remove_outputs
 from minifier.reduce.passes.replace_convs_with_channels_last_inputs import replace_convs_with_channels_last_inputs
 from minifier.reduce.passes.replace_operands import replace_operands
@@ -39,6 +40,7 @@ PASSES = (
     Pass("cut_after_culprit", cut_after_culprit, "every op after the one that makes the graph fail"),
     Pass("isolate_last_op", isolate_last_op, "every op but the last, its operands fed as inputs"),
     Pass("remove_outputs", remove_outputs, "outputs the failure does not need, and the ops only they need"),
+    Pass("remove_launches", remove_launches, "launches of user Triton kernels, and the buffers only they wrote"),
     Pass("replace_ops_with_inputs", replace_ops_with_inputs, "ops, replaced by inputs fed their eager values"),
     Pass("replace_convs_with_channels_last_inputs", replace_convs_with_channels_last_inputs,
          "convolutions, replaced by channels_last inputs (the layout Inductor gives their outputs)"),
