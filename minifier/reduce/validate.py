@@ -27,9 +27,9 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 from compiler.fp64_reference import BUFFERS
 from compiler.graph_code import module_from_source, module_source, trace_module
-from compiler.user_kernels import is_launch
+from compiler.user_kernels import is_launch, launches
 from minifier.graph.edit import has_side_effect, output_nodes, placeholders
-from minifier.graph.input_transforms import apply_transform
+from minifier.graph.input_transforms import apply_transform, step_of
 from minifier.reduce.dry_run import cpu_inputs, indexes_by_value, why_index_fails
 
 # Fake tensors could not tell: not a verdict on the candidate.
@@ -158,6 +158,16 @@ def why_reads_garbage(gm: fx.GraphModule) -> str | None:
     return None
 
 
+def why_resizes_launches(gm: fx.GraphModule) -> str | None:
+    """One line when a graph that launches a user Triton kernel has an input of another size than
+    recorded: the launch's sizes (its `n`, its grid) are constants, so it would read and write
+    past the smaller tensors (on the GPU, memory that is not theirs)."""
+    if not launches(gm):
+        return None
+    shrunk = next((p for p in placeholders(gm) if step_of(p.meta.get("transform"), "shape")), None)
+    return None if shrunk is None else f"{shrunk.name} is resized, and a kernel launch's sizes are constants"
+
+
 def validator(values: dict, base: fx.GraphModule | None = None):
     """The check an Evaluator runs on each new candidate (see Evaluator.validate): only the
     checks that `base` (the graph being reduced) itself passes, so a graph that fake tensors
@@ -170,5 +180,5 @@ def validator(values: dict, base: fx.GraphModule | None = None):
         and why_index_fails(base, values, copies) is None
     garbage = base is None or why_reads_garbage(base) is None
     return lambda gm: why_invalid(gm, values, fake=fake, same_ops=same_ops) or \
-        (why_reads_garbage(gm) if garbage else None) or \
+        (why_reads_garbage(gm) if garbage else None) or why_resizes_launches(gm) or \
         (why_index_fails(gm, values, copies) if dry and indexes_by_value(gm) else None)

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available()
 
 @pytest.mark.parametrize("script, launch", [
     ("leaky_relu_kernel.py", "torch.ops.higher_order.triton_kernel_wrapper_mutation("),
-    ("leaky_relu_triton_op.py", "torch.ops.mylib.leaky_relu("),
+    ("leaky_relu_triton_op.py", "torch.ops.mylib.leaky_relu"),
 ])
 def test_a_wrong_launch_of_the_users_kernel_ends_in_a_verified_repro_that_carries_it(tmp_path, script, launch):
     out = tmp_path / "out"
@@ -29,6 +29,7 @@ def test_a_wrong_launch_of_the_users_kernel_ends_in_a_verified_repro_that_carrie
     report = json.loads((out / "report.json").read_text())
     assert report["failure"]["kind"] == "accuracy" and report["verified"] is True, report["bugs"]
     assert report["ops_after"] <= 3, report["ops"]
+    assert all(b["verified"] for b in report["bugs"]), report["bugs"]  # no finding beside it that does not reproduce
     source = (out / "repro.py").read_text()
     assert launch in source and "def leaky_relu_kernel(" in source and "@triton.jit" in source
     elsewhere = tmp_path / "elsewhere"

@@ -124,3 +124,14 @@ def test_a_candidate_that_returns_a_launchs_none_is_invalid(tmp_path):
     output.args = ((launches(gm)[0],),)
     gm.recompile()
     assert "kernel launch's result" in why_reads_garbage(gm)
+
+
+def test_a_candidate_that_resizes_an_input_of_a_launching_graph_is_invalid(tmp_path):
+    from minifier.graph.input_transforms import with_step
+    from minifier.reduce.validate import why_resizes_launches
+
+    gm = _launching(_kernels(tmp_path).square_kernel, {"n": 40, "BLOCK": 16})
+    assert why_resizes_launches(gm) is None
+    x = next(iter(gm.graph.find_nodes(op="placeholder")))
+    x.meta["transform"] = with_step(None, ("shape", (8,)))
+    assert "sizes are constants" in why_resizes_launches(gm)
