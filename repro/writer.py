@@ -239,7 +239,8 @@ def build(gm: fx.GraphModule, inputs: list, info: ReproInfo) -> ReproParts:
         "function_source": function.rstrip() + "\n", "module_source": module_source,
         "make_inputs_source": plan.source,
         "check_source": "\n".join(test_check + ([""] + WHERE_HELPER.splitlines() if needs_where else [])
-                                  + ([""] + PRIMED_HELPER.splitlines() if info.setup.calls_before else [])) + "\n",
+                                  + ([""] + PRIMED_HELPER.splitlines() if info.setup.calls_before else [])
+                                  + ([""] + AOTI_HELPER.splitlines() if aoti else [])) + "\n",
         "child_source": "\n".join(child_block(info, device)) + "\n" if info.kind in CRASHING else "",
         "stdlib_imports": stdlib,
     }

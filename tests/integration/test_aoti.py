@@ -6,6 +6,7 @@ fails without torch.compile too", and an export that fails is the user's
 planted bugs are compiler.inject's, which reach Inductor's code under AOTInductor too.
 """
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -110,17 +111,13 @@ def test_aoti_compile_error_in_a_cond_branch_not_taken(tmp_path):
     assert "aoti_compile_and_package" in repro and "higher_order" not in repro and "flattened" in repro
 
 
-def test_replay_runs_an_aoti_repro_folder(tmp_path, capsys):
-    """`minify replay` on an AOTInductor repro folder: repro.py's verdict (exit 1, REPRODUCED) and
-    minify's oracle judging the graph compiled the same way, with aoti_compile_and_package (before,
-    the oracle's run called torch.compile(backend="aoti") and printed nothing). The planted lowering
-    error raises before any C++ is built, so the test is quick."""
+def _exp_compile_error_folder(folder: Path) -> Path:
+    """An AOTInductor repro folder of one exp whose planted lowering error raises before any C++ is built."""
     import torch
     import torch.fx as fx
 
     from compiler.inject import parse_spec
     from compiler.stages import CompileSetup, CompileSpec
-    from repro import replay
     from repro.writer import ReproInfo, write_repro
 
     class Exp(torch.nn.Module):
@@ -135,11 +132,36 @@ def test_replay_runs_an_aoti_repro_folder(tmp_path, capsys):
                      message=message, source="deploy.py, AOTInductor package 0", script="deploy.py", graph=0,
                      setup=CompileSetup(CompileSpec(backend="aoti", grad_enabled=False),
                                         (parse_spec("lowering:exp:compile_error").to_dict(),)))
-    folder = tmp_path / "out"
     write_repro(folder, gm, [torch.randn(3)], info)
+    return folder
+
+
+def test_replay_runs_an_aoti_repro_folder(tmp_path, capsys):
+    """`minify replay` on an AOTInductor repro folder: repro.py's verdict (exit 1, REPRODUCED) and
+    minify's oracle judging the graph compiled the same way, with aoti_compile_and_package (before,
+    the oracle's run called torch.compile(backend="aoti") and printed nothing). The planted lowering
+    error raises before any C++ is built, so the test is quick."""
+    from repro import replay
+
+    folder = _exp_compile_error_folder(tmp_path / "out")
     assert replay.main([str(folder)]) == 1
     said = capsys.readouterr().out
     assert "  reference:" in said and said.strip().splitlines()[-1].startswith("REPRODUCED"), said
+
+
+def test_a_test_written_from_an_aoti_repro_folder_compiles_ahead_of_time(tmp_path):
+    """`minify test-from --with-injection` on an AOTInductor repro folder: the test's check compiles
+    as repro.py does (before, its check called aoti_compile, which the test did not define)."""
+    import subprocess
+    import sys
+
+    from repro.testgen import write_test
+
+    test = write_test(_exp_compile_error_folder(tmp_path / "out"), tmp_path / "tests", with_injection=True)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 1 and "injected lowering bug" in run.stdout, run.stdout[-3000:]
+    assert "NameError" not in run.stdout
 
 
 def test_aoti_backend_compiles_ahead_of_time(tmp_path):
