@@ -23,6 +23,7 @@ from compiler.context import without_tf32
 from compiler.judging import Judging
 from compiler.ladder import compare_tensor
 from compiler.fp64_reference import Fp64Everywhere
+from compiler.unified_writes import unified_writes
 from compiler.grads import Backward, gradient_output
 from compiler.rungs import RUNG_WORDS, RUNGS
 from compiler.signature import exception_signature, ladder_signature
@@ -85,10 +86,10 @@ def to_fp64(x):
 
 @dataclass
 class Run:
-    """One run on copies of the inputs: what it returned (plus the inputs it wrote to, under
-    `input[i]`), and which input each returned tensor is a view of."""
+    """One run on copies of the inputs: what it returned (and inputs it wrote, `input[i]`), what aliases inputs."""
     value: object
     aliases: dict  # output path -> index of the input whose storage it shares
+    rewritten: frozenset = frozenset()  # `input[i]` written with the bits it held (its version changed alone)
 
 
 def _storage(t):
@@ -108,11 +109,13 @@ def run(fn, inputs) -> Run:
                if isinstance(a, torch.Tensor) and (_version(a) != v or not _same_bits(a.detach(), b.detach()))}
     mutated.update({f"grad[{i}]": _defined_gradient(a.grad, b) for i, (a, b) in enumerate(zip(args, inputs))
                     if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is not None})
+    rewritten = frozenset(k for k, a in mutated.items()
+                          if k.startswith("input[") and _same_bits(a.detach(), inputs[int(k[6:-1])].detach()))
     value = {"out": out, **mutated} if mutated else out
     storages = {_storage(a): i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _storage(a)}
     aliases = {path: storages.get(_storage(v)) for path, v in flatten(value)
                if isinstance(v, torch.Tensor) and "input[" not in path}
-    return Run(value, aliases)
+    return Run(value, aliases, rewritten)
 
 
 def _version(x):
@@ -145,8 +148,6 @@ def _same_bits(a, b):
     if a.is_floating_point():
         return bool(torch.isclose(a, b, rtol=0, atol=0, equal_nan=True).all())
     return torch.equal(a, b)
-
-
 
 
 def compare(expected, actual, reference=None, judging: Judging = Judging(), exact=(), aliases=None):
@@ -276,8 +277,10 @@ def check_against(expected: "Expected | Outcome", inputs, compiled, stage: str =
     except Exception as exc:
         kind, sig, msg = exception_signature(exc, stage)
         return Outcome("fail", kind, sig, msg, reference=ref_name, rung="exception")
-    reference = _matching(expected.reference, eager.value)
-    _, metrics = compare(eager.value, actual.value, reference, judging, expected.exact,
+    eager_value, actual_value, reference = unified_writes(eager.value, eager.rewritten, actual.value,
+                                                          actual.rewritten, expected.reference)
+    reference = _matching(reference, eager_value)
+    _, metrics = compare(eager_value, actual_value, reference, judging, expected.exact,
                          (eager.aliases, actual.aliases))
     return outcome_of(metrics, stage, ref_name)
 
