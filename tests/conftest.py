@@ -76,6 +76,15 @@ def run_minify(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.C
                           text=True, timeout=timeout)
 
 
+def run_repro_elsewhere(repro: Path, folder: Path, dynamo: bool = True) -> subprocess.CompletedProcess:
+    """repro.py as a user runs it: a fresh isolated python in another folder (`dynamo`: False with
+    TORCHDYNAMO_DISABLE=1, the control that must pass)."""
+    folder.mkdir(exist_ok=True)
+    env = {**os.environ, **({} if dynamo else {"TORCHDYNAMO_DISABLE": "1"})}
+    return subprocess.run([sys.executable, "-I", str(repro)], cwd=folder, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
 @pytest.fixture
 def project_env():
     env = dict(os.environ)

@@ -4,14 +4,11 @@ call sequence kept, blamed on CUDA graphs, and its repro replays it in a fresh p
 The case is corpus/cudagraphs/stale_inputs_mlp.py (mode="reduce-overhead", a planted replay that
 never copies the new inputs). Needs a CUDA GPU: `PYTHONPATH=. python -m pytest -m cuda tests`."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
-from conftest import CORPUS, run_minify
+from conftest import CORPUS, run_minify, run_repro_elsewhere
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -29,11 +26,7 @@ def test_a_stale_input_replay_ends_in_a_verified_repro_that_keeps_the_call_seque
     source = (out / "repro.py").read_text()
     assert "primed(torch.compile(f, mode='reduce-overhead'), " in source  # the calls before the judged one
     assert json.loads((out / "repro.json").read_text())["check"]["calls_before"] >= 2, graph
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    run = subprocess.run([sys.executable, "-I", str(out / "repro.py")], cwd=elsewhere, capture_output=True,
-                         text=True, timeout=600)
+    run = run_repro_elsewhere(out / "repro.py", tmp_path / "elsewhere")
     assert run.returncode == 1 and "REPRODUCED" in run.stdout, run.stdout + run.stderr
-    control = subprocess.run([sys.executable, "-I", str(out / "repro.py")], cwd=elsewhere, capture_output=True,
-                             text=True, timeout=600, env={**os.environ, "TORCHDYNAMO_DISABLE": "1"})
+    control = run_repro_elsewhere(out / "repro.py", tmp_path / "elsewhere", dynamo=False)
     assert control.returncode == 0, control.stdout + control.stderr

@@ -6,14 +6,11 @@ registered with `torch.library.triton_op` (compiler/custom_ops.py). The plant do
 kernel's float constant arguments in Inductor's lowering only. Needs a CUDA GPU:
 `PYTHONPATH=. python -m pytest -m cuda tests`."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
-from conftest import CORPUS, run_minify
+from conftest import CORPUS, run_minify, run_repro_elsewhere
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -33,11 +30,7 @@ def test_a_wrong_launch_of_the_users_kernel_ends_in_a_verified_repro_that_carrie
     assert all(op in b["ops"] for b in report["bugs"] if b["verified"]), report["bugs"]  # no other verified bug
     source = (out / "repro.py").read_text()
     assert launch in source and "def leaky_relu_kernel(" in source and "@triton.jit" in source
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    run = subprocess.run([sys.executable, "-I", str(out / "repro.py")], cwd=elsewhere, capture_output=True,
-                         text=True, timeout=600)
+    run = run_repro_elsewhere(out / "repro.py", tmp_path / "elsewhere")
     assert run.returncode == 1 and "REPRODUCED" in run.stdout, run.stdout + run.stderr
-    control = subprocess.run([sys.executable, "-I", str(out / "repro.py")], cwd=elsewhere, capture_output=True,
-                             text=True, timeout=600, env={**os.environ, "TORCHDYNAMO_DISABLE": "1"})
+    control = run_repro_elsewhere(out / "repro.py", tmp_path / "elsewhere", dynamo=False)
     assert control.returncode == 0, control.stdout + control.stderr
