@@ -49,7 +49,7 @@ class CapturedGraph:
     failure: dict | None = None  # kind, signature, message, when ("compile"/"run"), and traceback/rung/metrics
     collectives: list | dict | None = None  # functional collectives taken out (wait, op, args each), or {"error"}
     collective_bug: bool | None = None  # it failed, and passes checked alone without its collectives
-    user_op_faults: list | None = None  # it failed, and its custom op's fake disagrees with the op (sentences)
+    user_op_faults: list | None = None  # it failed, and its custom op is defined wrongly (opcheck: schema, fake; sentences)
     alone_verdict: dict | None = None  # the check of the graph without its collectives (collective_bug's evidence)
 
     def to_dict(self) -> dict:

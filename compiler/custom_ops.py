@@ -17,8 +17,9 @@ cut (a C++ extension, an op made inside a function) makes the graph unreplayable
 sentence (UncarriedOp), never a verdict on a graph the workers cannot run; an op whose module can
 be imported is then imported, and the block says that the repro needs it.
 
-`fake_mismatches` tells the user's op from the compiler: a failing graph whose op's fake
-(register_fake) disagrees with what the op returns is the user's definition at fault.
+`fake_mismatches` tells the user's op from the compiler: a failing graph whose op writes inputs
+its schema says it does not, or whose fake (register_fake) disagrees with what the op returns,
+is the user's definition at fault.
 """
 from __future__ import annotations
 
@@ -193,9 +194,11 @@ def _import_block(q: str, why: str) -> str:
 
 
 def fake_mismatches(gm: fx.GraphModule, args: list) -> list[str]:
-    """Where the user's op's fake (register_fake) disagrees with what the op returns on the real
-    arguments the graph gives it (torch.library.opcheck's test_faketensor), one sentence each;
-    [] when every custom op of `gm` agrees or none could be checked. Runs `gm` eagerly on `args`."""
+    """Where the user's op is defined wrongly on the real arguments the graph gives it, one
+    sentence each (torch.library.opcheck): it writes into or aliases inputs its schema says it
+    does not (test_schema), or its fake (register_fake) disagrees with what it returns
+    (test_faketensor); [] when every custom op of `gm` passes or none could be checked. Runs `gm`
+    eagerly on `args`. The compiler plans its code on the schema and the fake."""
     ops = set(user_ops(gm)) if isinstance(gm, fx.GraphModule) else set()
     if not ops:
         return []
@@ -204,8 +207,8 @@ def fake_mismatches(gm: fx.GraphModule, args: list) -> list[str]:
     class Recorder(fx.Interpreter):
         def call_function(self, target, a, kw):
             q = qualname(target)
-            if q in ops and q not in calls:
-                calls[q] = (target, a, kw)
+            if q in ops and q not in calls:  # the arguments as the op got them: it may write them
+                calls[q] = (target, *torch.utils._pytree.tree_map_only(torch.Tensor, torch.clone, (a, kw)))
             return super().call_function(target, a, kw)
 
     try:
@@ -219,12 +222,17 @@ def fake_mismatches(gm: fx.GraphModule, args: list) -> list[str]:
         if overload is None:
             continue
         try:
-            result = torch.library.opcheck(overload, a, kw, test_utils=("test_faketensor",), raise_exception=False)
+            result = torch.library.opcheck(overload, a, kw, test_utils=tuple(FAULTS), raise_exception=False)
         except Exception:  # opcheck itself could not run it: no finding
             continue
-        failed = result.get("test_faketensor")
-        if failed not in (None, "SUCCESS"):
-            reason = getattr(failed, "reason", None) or str(failed)
-            found.append(f"the fake (register_fake) of {q} disagrees with the op on the graph's real inputs: "
-                         f"{reason.splitlines()[0]}")
+        for test, what in FAULTS.items():
+            failed = result.get(test)
+            if failed not in (None, "SUCCESS"):
+                reason = (getattr(failed, "reason", None) or str(failed)).strip().splitlines() or [""]
+                found.append(f"{what.format(q=q)} (opcheck on the graph's real inputs: {reason[0]})")
     return found
+
+
+# What each torch.library.opcheck test finds wrong in an op's definition, as a sentence's start.
+FAULTS = {"test_schema": "{q} writes into or aliases inputs that its schema (mutates_args) says it does not",
+          "test_faketensor": "the fake (register_fake) of {q} disagrees with the op"}

@@ -117,17 +117,19 @@ def eager_first(session: Session, capture: Capture) -> Capture | None:
 
 
 def user_op_fault(capture: Capture) -> None:
-    """A failing graph whose custom op's fake (register_fake) disagrees with the op on the graph's
-    real inputs (compiler/custom_ops.py, recorded by the capture): the compiler plans its code on
-    the fake, so while it is wrong no verdict on the compiler can be given (it may also hide a
+    """A failing graph whose custom op is defined wrongly on the graph's real inputs (it writes
+    inputs its schema says it does not, or its fake disagrees with it: compiler/custom_ops.py,
+    recorded by the capture): the compiler plans its code on both, so while one is wrong no
+    verdict on the compiler can be given (it may also hide a
     compiler bug beside it). The user's to fix first (exit 2), never a compiler bug verdict."""
     for g in capture.graphs:
         faults = (g.failure and g.record.get("user_op_faults")) or []
         if faults:
             raise UserError(f"graph {g.index} fails compiled ({g.failure.get('kind')}) and the script's own custom "
-                            f"op is defined wrongly: {faults[0]}; the compiler plans its code on the op's fake, so "
-                            f"fix the op's definition first (its fake must return the shape, dtype and strides the "
-                            f"op returns): until then no verdict on the compiler can be given", EXIT_BAD_INPUT)
+                            f"op is defined wrongly: {faults[0]}; the compiler plans its code on the op's schema and "
+                            f"fake, so fix the op's definition first (declare every input it writes in mutates_args; "
+                            f"its fake must return the shape, dtype and strides the op returns): until then no "
+                            f"verdict on the compiler can be given", EXIT_BAD_INPUT)
 
 
 SWITCHES = ("TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")  # read by torch: "1" compiles nothing

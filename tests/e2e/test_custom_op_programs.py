@@ -1,6 +1,7 @@
 """Programs whose compiled graphs call a torch.library custom op of their own: a bug planted in
 Inductor's handling of the op ends in a verified repro that carries the op's definition (and
-runs from another folder in a fresh process), and a wrong register_fake is the user's (exit 2)."""
+runs from another folder in a fresh process), and a wrong register_fake or an input written that
+the op's schema says it does not write is the user's (exit 2)."""
 import os
 import subprocess
 import sys
@@ -34,3 +35,13 @@ def test_a_custom_op_whose_fake_is_wrong_is_the_users_bug(tmp_path):
     assert run.returncode == EXIT_BAD_INPUT, run.stdout[-3000:] + run.stderr[-3000:]
     line = run.stderr.strip().splitlines()[-1]
     assert "custom op is defined wrongly" in line and "mylib::row_energy" in line and "Traceback" not in run.stderr
+
+
+def test_a_custom_op_that_writes_an_input_its_schema_says_it_does_not_is_the_users_bug(tmp_path):
+    """Before, this ended in a verified "Inductor accuracy bug" (sigmoid, normalize_rows, mul): the
+    compiler had trusted the op's declaration that it writes nothing."""
+    run = run_minify([str(CORPUS / "real" / "control_custom_op_undeclared_mutation.py"), "-o", str(tmp_path / "out")],
+                     tmp_path)
+    assert run.returncode == EXIT_BAD_INPUT, run.stdout[-3000:] + run.stderr[-3000:]
+    line = run.stderr.strip().splitlines()[-1]
+    assert "mylib::normalize_rows" in line and "mutates_args" in line and "Traceback" not in run.stderr
