@@ -24,7 +24,7 @@ def check_call(eager_gm, args: list, compiled, record: CapturedGraph, judging: J
     elif outcome.status == "fail":
         record.failure = {"kind": outcome.kind, "signature": outcome.signature, "rung": outcome.rung,
                           "message": outcome.message, "when": "run", "metrics": outcome.metrics}
-    record.user_op_faults = (record.failure and custom_ops.fake_mismatches(eager_gm, args)) or None  # user's op?
+    record.user_op_faults = (record.failure and custom_ops.definition_faults(eager_gm, args)) or None  # user's op?
 
 
 def check_later_call(model, before: list, seen, eager_gm, folder: Path, record: CapturedGraph,

@@ -157,7 +157,7 @@ class RecordingBackend:
                 kind, sig = "compile_error", "compile_error" + sig[len("runtime_error"):]
             record.failure = {"kind": kind, "signature": sig, "message": msg, "when": "compile",
                               "traceback": traceback.format_exc()[-4000:]}
-            record.user_op_faults = custom_ops.fake_mismatches(eager_gm, list(example_inputs)) or None
+            record.user_op_faults = custom_ops.definition_faults(eager_gm, list(example_inputs)) or None
             save_inputs(folder, gm, list(example_inputs), record)
             write_json(folder / "record.json", record.to_dict())
             collective = collective_record.has_collectives(eager_gm)  # its first eager call records them

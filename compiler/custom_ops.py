@@ -17,7 +17,7 @@ cut (a C++ extension, an op made inside a function) makes the graph unreplayable
 sentence (UncarriedOp), never a verdict on a graph the workers cannot run; an op whose module can
 be imported is then imported, and the block says that the repro needs it.
 
-`fake_mismatches` tells the user's op from the compiler: a failing graph whose op writes inputs
+`definition_faults` tells the user's op from the compiler: a failing graph whose op writes inputs
 its schema says it does not, or whose fake (register_fake) disagrees with what the op returns,
 is the user's definition at fault.
 """
@@ -193,7 +193,7 @@ def _import_block(q: str, why: str) -> str:
     raise UncarriedOp(f"it calls the custom op {q}, whose definition minify cannot carry to another process: {why}")
 
 
-def fake_mismatches(gm: fx.GraphModule, args: list) -> list[str]:
+def definition_faults(gm: fx.GraphModule, args: list) -> list[str]:
     """Where the user's op is defined wrongly on the real arguments the graph gives it, one
     sentence each (torch.library.opcheck): it writes into or aliases inputs its schema says it
     does not (test_schema), or its fake (register_fake) disagrees with what it returns

@@ -24,5 +24,6 @@ def _without(value, drop: set):
 
 def unified_writes(eager, eager_rewritten: frozenset, actual, actual_rewritten: frozenset, reference=None):
     """(eager, actual, reference) values with each input that only one run wrote, with its own bits, left out."""
-    drop = {k for k in eager_rewritten if k not in _keys(actual)} | {k for k in actual_rewritten if k not in _keys(eager)}
+    drop = {k for k in eager_rewritten if k not in _keys(actual)} | \
+        {k for k in actual_rewritten if k not in _keys(eager)}
     return _without(eager, drop), _without(actual, drop), _without(reference, drop)

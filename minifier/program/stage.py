@@ -120,8 +120,8 @@ def user_op_fault(capture: Capture) -> None:
     """A failing graph whose custom op is defined wrongly on the graph's real inputs (it writes
     inputs its schema says it does not, or its fake disagrees with it: compiler/custom_ops.py,
     recorded by the capture): the compiler plans its code on both, so while one is wrong no
-    verdict on the compiler can be given (it may also hide a
-    compiler bug beside it). The user's to fix first (exit 2), never a compiler bug verdict."""
+    verdict on the compiler can be given (it may also hide a compiler bug beside it). The
+    user's to fix first (exit 2), never a compiler bug verdict."""
     for g in capture.graphs:
         faults = (g.failure and g.record.get("user_op_faults")) or []
         if faults:

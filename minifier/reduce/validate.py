@@ -136,9 +136,10 @@ def why_invalid(gm: fx.GraphModule, values: dict, fake: bool = True, same_ops: b
 
 
 def why_reads_garbage(gm: fx.GraphModule) -> str | None:
-    """One line when the graph returns a kernel launch's None, or when an uninitialized buffer (torch.empty and kin) is used while no op after it
-    writes anything (a removed kernel launch, fill_ or copy_ left it unwritten): its values are
-    whatever memory held, different in each run, so a difference it makes is no compiler's."""
+    """One line when the graph returns a kernel launch's None, or uses an uninitialized buffer
+    (torch.empty and kin) while no op after it writes anything (a removed kernel launch, fill_ or
+    copy_ left it unwritten): its values are whatever memory held, different in each run, so a
+    difference it makes is no compiler's."""
     returned = [n for n in output_nodes(gm) if n.op == "call_function" and is_launch(n.target)]
     if returned:
         return f"returns {returned[0].name}, a kernel launch's result (None)"

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.fx as fx
 
-from compiler.custom_ops import BEGIN, UncarriedOp, carried_ops, definitions, fake_mismatches
+from compiler.custom_ops import BEGIN, UncarriedOp, carried_ops, definitions, definition_faults
 from compiler.graph_code import module_source
 
 OPS = '''\
@@ -96,10 +96,10 @@ def test_an_op_defined_inside_a_function_of_a_module_that_cannot_be_imported_is_
 
 def test_a_wrong_fake_is_found_on_the_real_inputs_and_a_right_one_is_not(ops):
     x = torch.randn(4, 6)
-    found = fake_mismatches(graph_calling(torch.ops.minify_test_carry.rowsum.default), [x])
+    found = definition_faults(graph_calling(torch.ops.minify_test_carry.rowsum.default), [x])
     assert len(found) == 1 and "minify_test_carry::rowsum" in found[0] and "torch.Size([4])" in found[0]
-    assert fake_mismatches(graph_calling(torch.ops.minify_test_carry.shift.default), [x]) == []
-    assert fake_mismatches(fx.symbolic_trace(lambda x: torch.cos(x)), [x]) == []
+    assert definition_faults(graph_calling(torch.ops.minify_test_carry.shift.default), [x]) == []
+    assert definition_faults(fx.symbolic_trace(lambda x: torch.cos(x)), [x]) == []
 
 
 
