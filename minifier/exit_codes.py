@@ -29,7 +29,8 @@ EXIT_CODES = {
     EXIT_FOUND: "the bug is there: replay (repro.py reproduces, as it says itself with exit 1) and fuzz "
                 "(failures found, each reproduced); minify SCRIPT never ends with 1",
     EXIT_BAD_INPUT: "bad input: a missing file, a syntax error, a bad option, a script that fails without the "
-                    "compiler too, a custom op of the script's whose fake (register_fake) disagrees with the op, "
+                    "compiler too, a custom op of the script's defined wrongly (a fake that disagrees with the op, an "
+                    "input written that mutates_args does not declare), "
                     "an output folder that holds another run or files of yours, a folder in use by "
                     "another run, a repro folder that cannot run (a damaged inputs.pt), a cluster address that cannot be reached; "
                     "nothing was changed",
