@@ -56,6 +56,8 @@ def parser() -> argparse.ArgumentParser:
                       "processes (plain local processes, no Dask); a markdown table. Other options go to every shard.")
     p.add_argument("--workers", default="1,4,8", help="comma-separated worker counts, one row each (default 1,4,8)")
     p.add_argument("--seconds", type=float, default=80.0, help="fuzzing seconds of each row (default 80)")
+    p.add_argument("--warm-seconds", type=float, default=60.0,
+                   help="at most this long for the untimed warm-up that fills the kernel cache (default 60)")
     p.add_argument("--seed", type=int, default=7, help="the campaign's seed, the same for every row (default 7)")
     p.add_argument("--threads", default=None, metavar="T|auto",
                    help="OpenMP threads of every worker (default: cores // the largest worker count, the same in every "
@@ -108,14 +110,15 @@ def warm_cache(ns, extra: list[str]) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache.parent / "warm.log", "w") as log:
         proc = start_fuzz(["--seed", str(ns.seed + 1), "--max-examples", str(WARM_EXAMPLES)], ns, extra,
-                          cache.parent / "fuzz", shard_environment(usable_cores(), cache), log)
-        end_by(proc, time.monotonic() + ns.seconds + GRACE)  # what it built so far is the warm cache
+                          cache.parent / "fuzz", shard_environment(usable_cores(), cache), log, ns.warm_seconds)
+        end_by(proc, time.monotonic() + ns.warm_seconds + GRACE)  # what it built so far is the warm cache
     return cache
 
 
-def start_fuzz(args: list[str], ns, extra: list[str], out: Path, env: dict, log) -> subprocess.Popen:
-    """`minify fuzz ARGS` for --seconds, no reduction, quiet, into `out`, in a session of its own."""
-    return subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", *args, "--max-time", str(ns.seconds),
+def start_fuzz(args: list[str], ns, extra: list[str], out: Path, env: dict, log,
+               seconds: float | None = None) -> subprocess.Popen:
+    """`minify fuzz ARGS` for `seconds` (--seconds), no reduction, quiet, into `out`, in a session of its own."""
+    return subprocess.Popen([sys.executable, "-m", "minifier", "fuzz", *args, "--max-time", str(seconds or ns.seconds),
                              "--unit-examples", str(ns.unit_examples), "--no-reduce", "-q", "-o", str(out), *extra],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -182,6 +185,7 @@ def markdown(rows: list[dict], ns, extra: list[str]) -> str:
              f"{f' ({physical} physical)' if physical else ''} ({platform.processor() or platform.machine()}), "
              f"torch {torch.__version__}; `minify fuzz throughput --seconds {ns.seconds:g} --seed {ns.seed} "
              f"--unit-examples {ns.unit_examples}{' --threads ' + ns.threads if getattr(ns, 'threads', None) else ''}"
+             f"{f' --warm-seconds {ns.warm_seconds:g}' if getattr(ns, 'warm_seconds', None) else ''}"
              f"{' ' + ' '.join(extra) if extra else ''}`", "",
              "| workers | OMP threads each | examples drawn | programs checked | shards answered | wall (s) "
              "| programs/min | vs 1 worker |",
@@ -201,6 +205,9 @@ def main(argv: list[str]) -> int:
         ns.each = threads_of(ns.threads, workers)
     except ValueError as exc:
         print(f"minify fuzz throughput: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if ns.warm_seconds <= 0 or ns.seconds <= 0:
+        print("minify fuzz throughput: --seconds and --warm-seconds must be greater than zero", file=sys.stderr)
         return EXIT_BAD_INPUT
     if ns.unit_examples < 1:
         print(f"minify fuzz throughput: --unit-examples {ns.unit_examples}: must be greater than zero", file=sys.stderr)

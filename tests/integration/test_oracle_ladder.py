@@ -66,7 +66,7 @@ def test_values_rung_planted_neg_doubled():
 
 def test_values_rung_integers_are_exact_at_zero_tolerance():
     outcome = judge(lambda x: torch.neg(x), [torch.tensor([186, 3], dtype=torch.uint8)],
-                    [Injection("neg", template="decltype({x})(2 * {x})", paths=("cpp", "cppvec"))])
+                    [Injection("neg", template="decltype({x})(decltype({x})(2) * {x})", paths=("cpp", "cppvec"))])
     assert "eager 70, compiled 116" in fails_on(outcome, "values").message
 
 
@@ -180,9 +180,11 @@ def test_the_reference_computes_in_fp64_what_the_graph_makes_from_integers():
     def gelu_of_lgamma(x):
         return torch.nn.functional.gelu(torch.lgamma(x))
 
-    outcome = judge(gelu_of_lgamma, [torch.tensor([0, -1, 3, 32767], dtype=torch.int16)])
-    assert outcome.status == "pass" and outcome.kind == "numerics", outcome.message
-    assert "fp64 inf" in outcome.message
+    x = torch.tensor([0, -1, 3, 32767], dtype=torch.int16)
+    outcome = judge(gelu_of_lgamma, [x])
+    assert outcome.status == "pass", outcome.message
+    if torch.isnan(gelu_of_lgamma(x)).any():  # eager's float32 gelu(inf) is NaN with AVX-512, inf with AVX2
+        assert outcome.kind == "numerics" and "fp64 inf" in outcome.message, outcome.message
     # after a cast to float16 the reference goes on in fp64, as Inductor does in float32: eager's
     # float16 overflow is numerics (as #182131 was closed), not a compiler bug
     overflow = judge(lambda x: (x.to(torch.float16) * 2).float(), [torch.tensor([40000.0, 1.0])])

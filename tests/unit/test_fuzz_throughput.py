@@ -42,3 +42,9 @@ def test_every_row_gets_the_same_threads_per_worker_unless_auto():
     for bad in ("0", "x", "-2"):
         with pytest.raises(ValueError, match="--threads"):
             threads_of(bad, [1])
+
+
+def test_a_warm_up_or_row_of_no_time_is_one_line_and_exit_2(tmp_path, capsys):
+    for flag in ("--warm-seconds", "--seconds"):
+        assert main([flag, "0", "-o", str(tmp_path / "tp")]) == EXIT_BAD_INPUT
+        assert "must be greater than zero" in capsys.readouterr().err and not (tmp_path / "tp").exists()
