@@ -86,7 +86,7 @@ class Verifications:
             self.error_runs[str(repro)] = error_text.start(job.folder, read_manifest(job.folder))
         # Blame runs beside the fresh-process verification (each is one process that mostly waits on
         # its own import and compile); its answer is kept only if the repro verifies.
-        with ThreadPoolExecutor(1) as side:
+        with ThreadPoolExecutor(2) as side:
             late = self.time_left() <= 0
             blamed = side.submit(self.timed_blame, job.folder) if self.opts.blame and not late else None
             if self.opts.blame and late:
@@ -105,10 +105,28 @@ class Verifications:
                 if control is not None and not control.reproduced:  # it fails with nothing compiled too
                     row.update(verified=False, verify_why=f"fails without the compiler too: {control.line}")
             row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
+            planted = side.submit(self.without_plant, job) if job.ev.setup.injections and row.get("verified") else None
             if blamed is not None and row.get("verified") is not False:
                 row.update(blamed.result())
                 STOP.check()
+            if planted is not None:
+                row.update(planted.result())
+                STOP.check()
+        if row.get("plant") == "not needed":  # after blame, which reads the folder: the repro to file has no plant
+            with TRACING:
+                write_repro_folder(job, self.opts, self.capture, plant=False)
         return row
+
+    def without_plant(self, job: ReproJob) -> dict:
+        """Whether the finding is the planted bug: its repro written without the plant, run in a
+        fresh process. A repro that still fails is a real bug found beside the plant."""
+        spare = replace(job, folder=self.launched.work / f"without-plant-{job.folder.name}")
+        with TRACING:
+            repro, _ = write_repro_folder(spare, self.opts, self.capture, plant=False)
+        run = run_repro(repro, timeout=verify_timeout(self.time_left()), stopped=lambda: STOP.stopped)
+        if run.reproduced:
+            return {"plant": "not needed", "plant_line": run.line}
+        return {"plant": "needed", "plant_line": run.line}
 
 
     def time_left(self) -> float:
@@ -126,13 +144,14 @@ def verify_timeout(left: float, longest: float = 600.0, grace: float = 60.0) -> 
     return max(grace, min(longest, left + grace))
 
 
-def write_repro_folder(job: ReproJob, opts: Options, capture: Capture) -> tuple[Path, dict]:
-    """repro.py and its folder for `job.bug`; its path and the report row so far."""
+def write_repro_folder(job: ReproJob, opts: Options, capture: Capture, plant: bool = True) -> tuple[Path, dict]:
+    """repro.py and its folder for `job.bug` (`plant`: with the bugs planted by --inject); its
+    path and the report row so far."""
     bug, folder, ev, final = job.bug, job.folder, job.ev, job.final
     values = load_case_values(ev.case_dir)
-    setup, seed = ev.setup, None
+    setup, seed = ev.setup if plant else replace(ev.setup, injections=()), None
     if final.seeded:  # only from one seed with Inductor drawing random numbers as eager does
-        setup, seed = replace(ev.setup, spec=ev.setup.spec.seeded()), 0
+        setup, seed = replace(setup, spec=setup.spec.seeded()), 0
     info = ReproInfo(signature=bug.signature, kind=bug.kind, stage=bug.stage,
                      message=final.message or bug.message, setup=setup,
                      source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of "

@@ -160,6 +160,10 @@ class _Rows(Table):
 
 
 STAGE_SHORT = {"aot_eager": "aot", "aot_eager_decomp_partition": "decomp"}
+# --inject runs: whether the repro still fails without the planted bug (minifier/emit/repro_folders.py)
+PLANT_ROWS = {"needed": Text("needed: without it the repro passes (this is the planted bug)"),
+              "not needed": Text("not needed: the repro fails without it too, a real bug found beside the plant "
+                                 "(repro.py carries no plant)", style="bold yellow")}
 
 
 def _interaction_panel(report: dict) -> Panel:
@@ -258,6 +262,8 @@ def _bug_table(bug: dict, report: dict, number: int, count: int) -> Panel:
         table.add_row("repro", Text.assemble(f"{bug['repro']}  ", (f"{state}{bug.get('verify_line') or ''}",
                                                                   "green" if ok else "red")))
         table.add_row("inputs", bug["inputs"] or "inline in repro.py")
+    if bug.get("plant"):
+        table.add_row("plant", PLANT_ROWS[bug["plant"]])
     if bug.get("unverified"):
         table.add_row("not reproduced", Text(bug["unverified"], style="red"))
     from minifier.report.blame import blame_lines  # it imports torch: not before the summary needs it

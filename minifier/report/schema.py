@@ -74,6 +74,8 @@ FIELDS = {
     "verified": "boolean|array",
     "verify_line": "string",
     "verify_why": "string",
+    "plant": "string",
+    "plant_line": "string",
     "seconds_to_repro": "number",
     "blame": "array",
     "blame_error": "string",

@@ -2,6 +2,7 @@
 and NaN in eager are not blamed on the compiler."""
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -274,3 +275,26 @@ def test_a_planted_bug_in_the_forward_and_backward_graphs_is_one_bug(tmp_path):
     assert "graph 2 (index 1, backward): reduced there to erf" in proc.stdout
     assert "bug 2" not in proc.stdout
     assert "The same bug shows in graph 1 (backward) reduced to `erf`" in (out / "issue.md").read_text()
+
+
+def test_a_real_bug_found_beside_a_planted_one_is_told_apart_and_its_repro_carries_no_plant(tmp_path):
+    """--inject plants relu; the script also holds a real layout bug of cat (corpus/real). Each
+    verified repro is run once more without the plant: the real bug's still fails, and its
+    repro.py and issue.md are written without the plant; the plant's passes without it."""
+    from conftest import ROOT, run_repro_elsewhere
+
+    script = ROOT / "corpus" / "real" / "strides_cat_empty_cache_beside_plant.py"
+    out = tmp_path / "out"
+    proc = run_minify([str(script), "-o", str(out), "-q", "--inject", "relu:accuracy:double"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    bugs = {tuple(b["ops"]): b for b in report["bugs"]}
+    assert set(bugs) == {("cat",), ("relu",)} and all(b["verified"] is True for b in bugs.values()), bugs
+    real, planted = bugs[("cat",)], bugs[("relu",)]
+    assert real["plant"] == "not needed" and real["stage"] == "aot_eager_decomp_partition"
+    assert planted["plant"] == "needed" and planted["stage"] == "inductor"
+    real_repro, planted_repro = Path(real["repro"]), Path(planted["repro"])
+    assert "Planted on purpose" not in real_repro.read_text() and "Planted on purpose" in planted_repro.read_text()
+    assert run_repro_elsewhere(real_repro, tmp_path).returncode == 1  # fails from a fresh folder, no plant in it
+    if real_repro.parent == out:  # the first bug's issue text: no "planted on purpose" note on a real bug
+        assert "planted on purpose" not in (out / "issue.md").read_text()
