@@ -105,7 +105,8 @@ class Verifications:
                 if control is not None and not control.reproduced:  # it fails with nothing compiled too
                     row.update(verified=False, verify_why=f"fails without the compiler too: {control.line}")
             row["seconds_to_repro"] = round(time.perf_counter() - self.launched.start, 2)  # script start to verified
-            planted = side.submit(self.without_plant, job) if job.ev.setup.injections and row.get("verified") else None
+            planted = (side.submit(self.without_plant, job)
+                       if job.ev.setup.injections and row.get("verified") and self.time_left() > 0 else None)
             if blamed is not None and row.get("verified") is not False:
                 row.update(blamed.result())
                 STOP.check()
