@@ -19,6 +19,7 @@ from compiler.stages import STAGES
 from minifier.capture.process import GraphRecord
 from minifier.capture.values import rows_by_replayed_name
 from minifier.graph.edit import is_op, op_label, op_nodes, rebuild, sinks
+from minifier.graph.nodes import diverges
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.reduce.delta_core import shortest_failing_prefix
 from minifier.workers.answer import Answer
@@ -104,7 +105,7 @@ def _node_row(node: fx.Node, metrics: dict, roots: list[str], origins: dict, nod
     elif m is None:
         status = "unobserved" if metrics else "unknown"
     else:
-        status = "ok" if m.get("ok") else "diverges"
+        status = "diverges" if diverges(m) else "ok"
     origin = origins.get(node.name) or {}
     return {"name": node.name, "op": op_label(node) if node.op != "placeholder" else "input",
             "inputs": [a.name for a in node.all_input_nodes], "status": status, "first_divergent": node.name in roots,
@@ -120,7 +121,7 @@ def _observe(gm: fx.GraphModule, values: dict, ev: Evaluator) -> dict:
         return {"metrics": {}, "roots": [], "unobserved": [], "bracket": _prefix_bracket(gm, ev),
                 "how": "exposing every intermediate as an output hides the failure (it needs the graph's own "
                        "fusion), so it was bracketed by the shortest failing prefix of the graph instead"}
-    bad = {n for n, m in divergence.metrics.items() if not m.get("ok")}
+    bad = {n for n, m in divergence.metrics.items() if diverges(m)}
     tensors = set(exposed_nodes(gm, values))
     unobserved = [_bracket(node, set(divergence.metrics), bad, node.name in tensors) for node in op_nodes(gm)
                   if node.name not in divergence.metrics and node.target is not operator.getitem]

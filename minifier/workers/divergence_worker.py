@@ -21,7 +21,7 @@ from compiler.kernels import Kernel, generated_code
 from compiler.oracle import judged_check
 from compiler.cudagraphs import prime
 from compiler.stages import CompileSpec, compile_for_stage, fresh_compile_state, kernel_build_threads
-from minifier.graph.nodes import (exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
+from minifier.graph.nodes import (diverges, exposed_nodes, inside_of, judged, judged_in_chunks, leading_in,
                                      node_kernel_map, observed, region_names, roots, stored_nodes)
 from minifier.graph.edit import input_ref, new_module, placeholders, rebuild
 from minifier.workers.job import Job
@@ -67,7 +67,7 @@ class DivergenceJob:
         if not all(name in known for name in stored):
             return self.judge_exposed(stored) if stored else None
         metrics = {name: known[name] for name in stored}
-        return metrics if any(not m.get("ok") for m in metrics.values()) else None
+        return metrics if any(diverges(m) for m in metrics.values()) else None
 
     def run(self, candidate: fx.GraphModule) -> dict:
         self.compiles += 1
@@ -98,7 +98,7 @@ class DivergenceJob:
         seen = observed(self.run(piece[0]), piece[1])
         if seen is None:
             return None
-        refined = roots(piece[0], seen) if any(not m.get("ok") for m in seen.values()) else found
+        refined = roots(piece[0], seen) if any(diverges(m) for m in seen.values()) else found
         return self.answer(refined, {**metrics, **seen}, "stored")
 
     def kernels_by_node(self) -> tuple[dict[str, set], set[str]]:
