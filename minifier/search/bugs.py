@@ -312,9 +312,10 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
         answers = ev.repeats(gm, tries)
     typed = [Answer.from_wire(a) for a in answers]
     hits = sum(1 for a in typed if ev.verdict(a) == "reproduces")
-    kind = next((a.kind for a in typed if a.signature == ev.signature), "")
-    message = next((a.message or "" for a in typed if a.signature == ev.signature), "")
-    bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)))
+    kind, message = next(((a.kind, a.message or "") for a in typed if a.signature == ev.signature), ("", ""))
+    asserting = next((a.asserting_nodes for a in typed if a.signature == ev.signature and a.asserting_nodes), [])
+    bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)),
+              notes={"asserting_nodes": asserting} if asserting else {})  # the reduction cuts after them first
     if hits == tries and kind != "hang":
         limit = stuck_after(max(a.seconds or 0.0 for a in typed))
         ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)
@@ -380,7 +381,7 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
     say(f"graph {bug.graph}: reducing {bug.ops_before} ops ({bug.kind} at {ev.stage}"
         f"{', first divergent node ' + bug.culprit if bug.culprit else ''})")
     ev = with_candidate_check(ev, gm, values)
-    ctx = Context(values=values, kind=bug.kind, window=ev.pool.size)
+    ctx = Context(values=values, kind=bug.kind, window=ev.pool.size, notes=bug.notes)  # what passes learn is kept
     if bug.culprit:
         ctx.notes["first_divergent"] = bug.culprit
         ev.prefetch([Question(candidate) for candidate in likely_first(gm, ctx)])
@@ -396,5 +397,4 @@ def reduce_bug(bug: Bug, gm: fx.GraphModule, values: dict, ev: Evaluator, search
     before = ask_input_passes_ahead(ev, ctx) if at_one_op is not None else (lambda name, g: None)
     bug.small = reduce_graph(gm, ev, ctx, progress=progress, budget=search.budget, resume=search.resume,
                              before=before)
-    bug.notes.update(ctx.notes)
     return ev

@@ -62,6 +62,11 @@ class Answer:
         return self.extra.get("kernels")
 
     @property
+    def asserting_nodes(self) -> list[str]:
+        """Nodes of the kernel a device-side assert named (compiler.device_asserts); empty if none."""
+        return self.extra.get("asserting_nodes") or []
+
+    @property
     def seeded(self) -> bool:
         """Judged with every run re-seeded (a graph drawing random numbers as eager does)."""
         return bool(self.extra.get("seeded"))

@@ -46,6 +46,8 @@ class Job:
     judged_outputs: int | None = None  # check: only the first this many outputs decide the verdict (the
     # rest are values Inductor stores anyway, returned for the divergence search to read)
     calls_before: int = 0  # calls of the compiled graph before the judged one (CUDA graphs: compiler/cudagraphs.py)
+    kernel_waits: bool = False  # check: each Triton kernel waited for, to name one that asserts (set by the
+    # pool once the run has seen a device assert: compiler/device_asserts.py); not in the key
     until_pass: bool = False  # check: no run after one that passes (a piece that passes is looked at no
     # further); not in the key: the answer is the first runs of the same question (Evaluator.repeats)
 

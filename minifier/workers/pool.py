@@ -240,6 +240,8 @@ class WorkerPool:
                 exclusive = gpu_gate.asserting() or (alone and gpu_gate.enabled())  # one GPU job at a time
                 if exclusive:
                     gate.enter_context(gpu_gate.exclusive())
+                if gpu_gate.asserting():  # a check names the kernel that asserts (compiler/device_asserts.py)
+                    job = {**job, "kernel_waits": True}
                 try:
                     answer = worker.ask(job, job.get("timeout", self.timeout))
                     if fresh:

@@ -66,11 +66,14 @@ def test_minify_corpus_case(case, tmp_path):
 
 
 def cuda_checks(case: dict, out) -> None:
-    """A GPU case's repro runs on CUDA; after a device-side assert each blame experiment needs a
-    fresh process, and blame still names the lowering."""
+    """A GPU case's repro runs on CUDA; a device-side assert names the kernel it came from; after
+    it each blame experiment needs a fresh process, and blame still names the lowering."""
     manifest = json.loads((out / "repro.json").read_text())
     assert manifest["device"] == "cuda" and manifest["stage"] == "inductor"
     if case["kind"] == "runtime_error":
+        # the asserting Triton kernel was named, and its nodes (where the reduction cut first) are in the report
+        report = json.loads((out / "report.json").read_text())
+        assert report["failure"].get("asserting_nodes"), report["failure"]
         blame = json.loads((out / "blame.json").read_text())
         assert any(f["what"] == "lowering" and set(case["culprit_ops"]) & set(f["finding"].replace(",", " ").split())
                    for f in blame["blame"]), blame

@@ -1,0 +1,70 @@
+"""On a GPU: a Triton kernel that device-asserts is named by its wait (compiler.device_asserts),
+and the kernel map of the same compile gives its nodes, the culprit among them; in a process of
+its own (the assert spoils its CUDA context). On any device: waiting changes no answer."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from compiler.graph_code import module_source
+from compiler.stages import CompileSpec
+from minifier.workers.job import Job
+from minifier.workers.protocol import CaseValues
+from minifier.workers.worker import run_check
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, torch
+    from compiler import device_asserts, kernels, settings
+    settings.apply()
+    torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = "runtime_error"
+
+    def f(x, y):
+        a = torch.sin(x) * 2       # a kernel before the asserting one
+        b = torch.relu(a @ y)      # mm, then relu (asserts)
+        return torch.tanh(b) + 1
+
+    x, y = torch.randn(64, 64, device="cuda"), torch.randn(64, 64, device="cuda")
+    error = None
+    with kernels.recorded_kernels() as kernel_map, device_asserts.kernel_waits() as named:
+        try:
+            torch.compile(f)(x, y)
+            torch.cuda.synchronize()
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+    print(json.dumps({"named": named, "nodes": device_asserts.nodes_of(named, kernel_map), "error": error,
+                      "kernels": [k.name for k in kernel_map]}))
+""")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_asserting_kernel_is_named_and_its_nodes_hold_the_culprit(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+                          cwd=str(Path(__file__).resolve().parents[2]))
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "device-side assert" in (found["error"] or ""), found
+    assert len(found["named"]) == 1 and found["named"][0] in found["kernels"], found
+    assert "relu" in found["named"][0] and found["nodes"], found  # Inductor names a kernel for its ops
+    assert not {"sin", "a"} & set(found["nodes"]), found  # the kernel before it computes neither
+
+
+def test_a_check_waiting_on_each_kernel_answers_as_one_that_does_not(tmp_path):
+    """Runs on the CPU too: `kernel_waits` (set by the pool once the run has asserted) changes
+    neither the verdict nor the question's key, and names nothing where no kernel asserts."""
+    gm = fx.symbolic_trace(lambda x: torch.neg(torch.tanh(x)) * 2)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.save({"x": torch.linspace(-2, 2, 8, device=device).reshape(2, 4)}, tmp_path / "values.pt")
+    planted = ({"op": "neg", "kind": "accuracy", "form": None},)
+    job = Job(source=module_source(gm), inputs=("x",), case_dir=str(tmp_path), spec=CompileSpec().to_dict(),
+              injections=planted)
+    waiting = Job.from_dict({**job.to_dict(), "kernel_waits": True})
+    assert waiting.kernel_waits and waiting.key() == job.key()
+    plain, waited = run_check(job, CaseValues()), run_check(waiting, CaseValues())
+    assert plain["status"] == waited["status"] == "fail" and plain["signature"] == waited["signature"], waited
+    assert "asserting_nodes" not in waited
