@@ -19,8 +19,8 @@ def bug_row(bug: Bug) -> dict:
                        "stage": bug.stage, "culprit": bug.culprit, "metrics": bug.culprit_metrics},
            "reproduced": f"{bug.reproduced}/{bug.tries}", "flaky": bug.flaky, "ops_before": bug.ops_before,
            "first_divergent": bug.culprit, "divergent_roots": bug.divergent_roots}
-    if bug.notes.get("asserting_nodes"):  # the nodes of the kernel a device-side assert named
-        row["failure"]["asserting_nodes"] = bug.notes["asserting_nodes"]
+    if bug.notes.get("kernel_nodes"):  # the nodes of the kernel a crash or device assert ran in
+        row["failure"]["kernel_nodes"] = bug.notes["kernel_nodes"]
     if bug.notes.get("replay"):
         row["replay"] = bug.notes["replay"]
     if bug.notes.get("cudagraphs"):  # the rung without CUDA graphs (search/bugs.py: cudagraphs_rung)

@@ -32,6 +32,7 @@ from minifier.reduce.budget import Budget
 from minifier.reduce.passes import Context
 from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
+from minifier.search.kernel_nodes import failing_kernel_nodes
 from minifier.search.lookahead import INPUT_PASSES, likely_questions
 from repro.value_store import memory_budget
 
@@ -220,8 +221,7 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
     if pieces is None:  # too small to cut
         return [], ev, None
     search.phases.add("pieces", time.perf_counter() - start)
-    bugs: list[Bug] = []
-    first: Piece | None = None  # where the first bug was found
+    bugs, first = [], None  # first: the Piece where the first bug was found
     for piece in pieces:
         search.say(f"graph {index}: {piece.describe()} fail alone, fed with eager values")
         found, last = bugs_in_graph(index, piece.gm, values, ev, piece.signature, search, outputs=piece.outputs,
@@ -313,9 +313,9 @@ def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: 
     typed = [Answer.from_wire(a) for a in answers]
     hits = sum(1 for a in typed if ev.verdict(a) == "reproduces")
     kind, message = next(((a.kind, a.message or "") for a in typed if a.signature == ev.signature), ("", ""))
-    asserting = next((a.asserting_nodes for a in typed if a.signature == ev.signature and a.asserting_nodes), [])
+    nodes = failing_kernel_nodes(typed, ev, gm) if hits == tries and ends_its_process(ev.signature) else []
     bug = Bug(index, kind, ev.signature, "inductor", message, hits, tries, len(op_names(gm)),
-              notes={"asserting_nodes": asserting} if asserting else {})  # the reduction cuts after them first
+              notes={"kernel_nodes": nodes})  # the reduction cuts after them first
     if hits == tries and kind != "hang":
         limit = stuck_after(max(a.seconds or 0.0 for a in typed))
         ev = ev.for_bug(ev.stage, ev.signature, ev.culprit, timeout=limit)

@@ -62,9 +62,14 @@ class Answer:
         return self.extra.get("kernels")
 
     @property
-    def asserting_nodes(self) -> list[str]:
-        """Nodes of the kernel a device-side assert named (compiler.device_asserts); empty if none."""
-        return self.extra.get("asserting_nodes") or []
+    def kernel_nodes(self) -> list[str]:
+        """Nodes of the kernel a device-side assert came from (compiler.device_asserts); empty if none."""
+        return self.extra.get("kernel_nodes") or []
+
+    @property
+    def crashed_kernel(self) -> str | None:
+        """The kernel a crashed worker was running, where its fault handler's stacks name one."""
+        return self.extra.get("crashed_kernel")
 
     @property
     def seeded(self) -> bool:

@@ -14,6 +14,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from compiler.crash_trace import crashed_kernel, log_size, logged_since
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.interpreters import WarmInterpreters
 from minifier.workers.protocol import Closed, read_message, write_message
@@ -42,6 +43,7 @@ class Worker:
         self.log = open(log_path, "ab")
         self.proc = interpreters.worker(log_path, self.log, fork)
         self.jobs = 0
+        self.logged = 0  # the log's length when the job now running was sent
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
         self.warm_answer: dict | None = None  # the warmup's answer, once read
@@ -98,6 +100,7 @@ class Worker:
         if (self.warming and self.warmed() is None) or self.warm_failed:  # never blame the candidate for a worker that could not start
             return {"status": "invalid", "kind": "worker_error", "seconds": 0.0,
                     "message": "a spare worker died or hung while warming up; see its log"}
+        self.logged = log_size(self.log.name)  # what it logs from here on is this job's
         try:
             write_message(self.proc.stdin, job)
         except (BrokenPipeError, OSError):
@@ -114,9 +117,12 @@ class Worker:
         return answer
 
     def _died(self, stage: str) -> dict:
+        """A crash's answer, with the kernel it ran where its fault handler's stacks name one."""
         code = self.proc.wait()
         kind, sig, msg = crash_signature(code, stage)
-        return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0}
+        kernel = crashed_kernel(logged_since(self.log.name, self.logged))
+        return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0,
+                **({"crashed_kernel": kernel} if kernel else {})}
 
     @property
     def alive(self) -> bool:

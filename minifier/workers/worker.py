@@ -7,6 +7,7 @@ If compiled code crashes the process, the parent sees it die and records the sig
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import sys
 import time
@@ -67,7 +68,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     if kernel_map and job.kernel_map:  # the kernels the check built, for a later divergence job on this graph
         result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
     if asserted_in and cuda_context_poisoned(result):  # where the reduction cuts first (cut_after_culprit)
-        result["asserting_nodes"] = device_asserts.nodes_of(asserted_in, kernel_map)
+        result["kernel_nodes"] = device_asserts.nodes_of(asserted_in, kernel_map)
     return result
 
 
@@ -213,6 +214,7 @@ def main() -> None:
     os.environ.setdefault(FOLDER_ENV, os.path.join(os.getcwd(), RUN_FOLDER))
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # prints from compiled code go to the log, not into the protocol
+    faulthandler.enable()  # a crash leaves its stacks in the log: which kernel it ran (compiler/crash_trace.py)
     protocol_in = sys.stdin.buffer
     values = CaseValues()
     while True:

@@ -73,7 +73,7 @@ def cuda_checks(case: dict, out) -> None:
     if case["kind"] == "runtime_error":
         # the asserting Triton kernel was named, and its nodes (where the reduction cut first) are in the report
         report = json.loads((out / "report.json").read_text())
-        assert report["failure"].get("asserting_nodes"), report["failure"]
+        assert report["failure"].get("kernel_nodes"), report["failure"]
         blame = json.loads((out / "blame.json").read_text())
         assert any(f["what"] == "lowering" and set(case["culprit_ops"]) & set(f["finding"].replace(",", " ").split())
                    for f in blame["blame"]), blame

@@ -7,10 +7,10 @@ checked side by side (about log3 instead of log2 rounds of compiles, which matte
 is a failing C++ build). The prefixes tried never depend on the worker count, and the
 shortest reproducing one wins, so `-j 1` finds the same cut.
 
-A device-side assert names its kernel (compiler.device_asserts), and the kernel map says which
-nodes it computes: the search first asks the prefixes ending just before and at those nodes, and
-where the first passes and the second fails, searches between them alone. Each asserting try is
-a fresh process, alone on the GPU; a model's few hundred ops took six to ten of them.
+A crash or a device-side assert that names its kernel (minifier.search.kernel_nodes) gives the
+nodes that kernel computes: the search first asks the prefixes ending just before and at them,
+and where the first passes and the second fails, searches between them alone. Each failing try
+ends its process (on a GPU, alone on the card); a model's few hundred ops took six to ten.
 """
 from __future__ import annotations
 
@@ -28,19 +28,19 @@ def cut_after_culprit(gm, ev, ctx: Context):
         return None
     prefix = lambda upto: rebuild(gm, outputs=sinks(gm, upto))
     tester = lambda points: first_reproducing(ev, prefix, points, ctx.window)
-    lo, hi = asserting_span(ops, ctx, tester)
+    lo, hi = failing_kernel_span(ops, ctx, tester)
     full = len(ops) - 1  # the full graph (prefix `full`) reproduces
     cut = shortest_failing_prefix(lo, hi, tester, SPLITS)
     return prefix(cut) if cut < full else None
 
 
-def asserting_span(ops: list, ctx: Context, first_failing) -> tuple[int, int]:
-    """The range of prefixes the shortest failing one lies in: (0, last op) unless the nodes a
-    device assert named (ctx.notes["asserting_nodes"]) narrow it. The prefixes ending just before
-    the first of them and at the last are asked side by side: the first failing says the culprit
-    is earlier, the second passing that it is later; each answer keeps the monotone reading."""
+def failing_kernel_span(ops: list, ctx: Context, first_failing) -> tuple[int, int]:
+    """The range of prefixes the shortest failing one lies in: (0, last op) unless the nodes of
+    the kernel the failure ran in (ctx.notes["kernel_nodes"]) narrow it. The prefixes ending just
+    before the first of them and at the last are asked side by side: the first failing says the
+    culprit is earlier, the second passing that it is later; each answer keeps the monotone reading."""
     full = len(ops) - 1
-    named = set(ctx.notes.get("asserting_nodes") or ())
+    named = set(ctx.notes.get("kernel_nodes") or ())
     at = [i for i, node in enumerate(ops) if node.name in named]
     if not at:
         return 0, full
@@ -51,6 +51,6 @@ def asserting_span(ops: list, ctx: Context, first_failing) -> tuple[int, int]:
     hit = first_failing(points)
     if hit is None:  # no asked prefix fails: the culprit comes after the last one asked
         return points[-1] + 1, full
-    if points[hit] < first:  # fails without the named nodes: another op asserts first
+    if points[hit] < first:  # fails without the named nodes: another op fails first
         return 0, points[hit]
     return first, points[hit]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from minifier.reduce.delta_core import shortest_failing_prefix
 from minifier.reduce.passes import Context
-from minifier.reduce.passes.cut_after_culprit import SPLITS, asserting_span
+from minifier.reduce.passes.cut_after_culprit import SPLITS, failing_kernel_span
 
 OPS = [SimpleNamespace(name=f"op{i}") for i in range(300)]
 
@@ -24,8 +24,8 @@ def _search(culprit: int, named: list[int]) -> tuple[int, list[int], list[int]]:
                 return i
         return None
 
-    ctx = Context(values={}, kind="runtime_error", notes={"asserting_nodes": [f"op{i}" for i in named]})
-    lo, hi = asserting_span(OPS, ctx, first_failing)
+    ctx = Context(values={}, kind="runtime_error", notes={"kernel_nodes": [f"op{i}" for i in named]})
+    lo, hi = failing_kernel_span(OPS, ctx, first_failing)
     return shortest_failing_prefix(lo, hi, first_failing, SPLITS), asked, failing
 
 

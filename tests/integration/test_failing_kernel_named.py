@@ -1,6 +1,7 @@
-"""On a GPU: a Triton kernel that device-asserts is named by its wait (compiler.device_asserts),
-and the kernel map of the same compile gives its nodes, the culprit among them; in a process of
-its own (the assert spoils its CUDA context). On any device: waiting changes no answer."""
+"""The kernel a failure that ends its process ran in, and its nodes (where the reduction cuts
+first). On a GPU: a Triton kernel that device-asserts is named by its wait (compiler.device_asserts)
+and the kernel map of the same compile gives its nodes; waiting changes no answer. On the CPU: a
+crashed worker's fault-handler stacks name the kernel (compiler.crash_trace)."""
 import json
 import subprocess
 import sys
@@ -12,8 +13,13 @@ import torch
 import torch.fx as fx
 
 from compiler.graph_code import module_source
-from compiler.stages import CompileSpec
+from compiler.stages import CompileSetup, CompileSpec
+from minifier.run.pipeline import record_values
+from minifier.search.kernel_nodes import failing_kernel_nodes
+from minifier.workers.answer import Answer
+from minifier.workers.evaluate import Evaluator
 from minifier.workers.job import Job
+from minifier.workers.pool import WorkerPool
 from minifier.workers.protocol import CaseValues
 from minifier.workers.worker import run_check
 
@@ -67,4 +73,30 @@ def test_a_check_waiting_on_each_kernel_answers_as_one_that_does_not(tmp_path):
     assert waiting.kernel_waits and waiting.key() == job.key()
     plain, waited = run_check(job, CaseValues()), run_check(waiting, CaseValues())
     assert plain["status"] == waited["status"] == "fail" and plain["signature"] == waited["signature"], waited
-    assert "asserting_nodes" not in waited
+    assert "kernel_nodes" not in waited
+
+
+def test_a_crashed_worker_names_its_kernel_and_the_kernel_map_its_nodes(tmp_path):
+    """On the CPU: a C++ kernel that aborts (Inductor's relu knob, thrown inside an OpenMP region)
+    kills its worker; the fault handler's stacks in the worker's log name the kernel, and the
+    graph's kernel map (code generated, nothing run) gives the nodes the reduction cuts after."""
+    def f(x, y):
+        a = torch.sin(x) * 2
+        b = torch.relu(a @ y)
+        return torch.tanh(b) + 1
+
+    gm = fx.symbolic_trace(f)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    values = record_values(gm, [torch.randn(256, 256), torch.randn(256, 256)])
+    torch.save(values, tmp_path / "values.pt")
+    spec = CompileSpec(config={"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"})
+    pool = WorkerPool(1, tmp_path / "logs")
+    try:
+        ev = Evaluator(pool, tmp_path, CompileSetup(spec, []), signature="")
+        answer = Answer.from_wire(ev.outcomes([gm])[0])
+        assert answer.kind == "crash" and answer.crashed_kernel and "relu" in answer.crashed_kernel, answer
+        nodes = failing_kernel_nodes([answer], ev.for_bug("inductor", answer.signature), gm)
+    finally:
+        pool.close()
+    assert "relu" in nodes and not {"sin", "mul", "matmul"} & set(nodes), nodes

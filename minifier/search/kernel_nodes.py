@@ -1,0 +1,24 @@
+"""The nodes of the kernel a confirmed failure ran in, where its replays named one: where the
+reduction cuts first (minifier/reduce/passes/cut_after_culprit.py).
+
+A device-side assert's check names them itself (compiler/device_asserts.py: it waits for each
+kernel and has its compile's kernel map). A crash names only the kernel, read from the dead
+worker's fault-handler stacks (compiler/crash_trace.py); its nodes come from the graph's kernel
+map, code generated without building or running it (the same names: the same graph and config),
+the very answer localization asks for later."""
+from __future__ import annotations
+
+import torch.fx as fx
+
+from compiler.device_asserts import nodes_of
+from minifier.workers.answer import Answer
+from minifier.workers.evaluate import Evaluator
+
+
+def failing_kernel_nodes(answers: list[Answer], ev: Evaluator, gm: fx.GraphModule) -> list[str]:
+    same = [a for a in answers if a.signature == ev.signature]
+    named = next((a.kernel_nodes for a in same if a.kernel_nodes), [])
+    crashed = next((a.crashed_kernel for a in same if a.crashed_kernel), None)
+    if named or crashed is None or ev.stage != "inductor":
+        return named
+    return nodes_of([crashed], Answer.from_wire(ev.kernels(gm)).kernels or [])

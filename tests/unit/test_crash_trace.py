@@ -1,0 +1,31 @@
+"""The kernel a crashed process ran, read from its fault handler's stacks: the first frame whose
+line (in the file it names) calls one of Inductor's kernels; a frame elsewhere names none."""
+from compiler.crash_trace import crashed_kernel
+
+WRAPPER = """def call(args):
+    buf0 = empty_strided_cpu((4, 4), (4, 1), torch.float32)
+    extern_kernels.mm(arg0_1, arg1_1, out=buf0)
+    cpp_fused_add_relu_tanh_1(buf0)
+    triton_poi_fused_sin_0.run(arg0_1, buf1, 16, stream=stream0)
+    return (buf0, )
+"""
+
+
+def _dump(path, line: int) -> str:
+    return ("Fatal Python error: Aborted\n\nCurrent thread 0x00007f7cf1bc1b80 (most recent call first):\n"
+            f'  File "{path}", line {line} in call\n  File "/tmp/x/script.py", line 5 in f\n')
+
+
+def test_the_frame_in_the_wrapper_names_the_kernel_it_calls(tmp_path):
+    wrapper = tmp_path / "cabc.py"
+    wrapper.write_text(WRAPPER)
+    assert crashed_kernel(_dump(wrapper, 4)) == "cpp_fused_add_relu_tanh_1"
+    assert crashed_kernel(_dump(wrapper, 5)) == "triton_poi_fused_sin_0"
+
+
+def test_a_frame_on_another_line_or_in_no_file_names_none(tmp_path):
+    wrapper = tmp_path / "cabc.py"
+    wrapper.write_text(WRAPPER)
+    assert crashed_kernel(_dump(wrapper, 3)) is None  # an extern kernel: no kernel of Inductor's own
+    assert crashed_kernel(_dump(tmp_path / "gone.py", 4)) is None
+    assert crashed_kernel("Segmentation fault (core dumped)") is None
