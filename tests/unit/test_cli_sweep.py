@@ -73,7 +73,8 @@ CASES = [
     _c("missing script", f"{{home}}/nothere.py {O}", "no such file"),
     _c("script is a folder", f"{{home}}/sub {O}", "not a file"),
     _c("syntax error", f"{{home}}/broken.py {O}", "syntax error"),
-    _c("null bytes", f"{{home}}/binary.py {O}", "binary.py: syntax error: source code string cannot contain null bytes"),
+    _c("null bytes", f"{{home}}/binary.py {O}", "source code string cannot contain null bytes"),  # a SyntaxError
+    # from Python 3.11.4 ("syntax error: ..."), a ValueError before ("cannot read as Python source: ...")
     _c("script and -m", f"{S} -m json.tool {O}", "not both"),
     _c("no such module", f"-m no_such_module_here {O}", "no module named 'no_such_module_here'"),
     # the output folder
