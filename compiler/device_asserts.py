@@ -50,12 +50,3 @@ def kernel_waits() -> Iterator[list[str]]:
     finally:
         CachingAutotuner.run = original
 
-
-def nodes_of(names: list[str], kernels: list) -> list[str]:
-    """The graph nodes the kernels `names` compute (compiler.kernels.Kernel or its dict form)."""
-    nodes: list[str] = []
-    for kernel in kernels:
-        name, computed = (kernel["name"], kernel["nodes"]) if isinstance(kernel, dict) else (kernel.name, kernel.nodes)
-        if name in names:
-            nodes.extend(n for n in computed if n not in nodes)
-    return nodes

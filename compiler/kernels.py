@@ -231,3 +231,14 @@ def kernel_node_names(gm: torch.fx.GraphModule, kernels: list[Kernel]) -> dict[s
 def kernels_of(kernels: list[Kernel], node: str) -> list[Kernel]:
     """The kernels that compute `node` (several when Inductor recomputes it in each user)."""
     return [k for k in kernels if node in k.nodes]
+
+
+def nodes_of(names: list[str], kernels: list) -> list[str]:
+    """The nodes the kernels `names` compute (Kernel or its dict form: a worker's answer), in the
+    kernel map's naming (`kernel_node_names` maps it to a graph's)."""
+    nodes: list[str] = []
+    for kernel in kernels:
+        name, computed = (kernel["name"], kernel["nodes"]) if isinstance(kernel, dict) else (kernel.name, kernel.nodes)
+        if name in names:
+            nodes.extend(n for n in computed if n not in nodes)
+    return nodes

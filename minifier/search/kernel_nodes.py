@@ -5,12 +5,13 @@ A device-side assert's check names them itself (compiler/device_asserts.py: it w
 kernel and has its compile's kernel map). A crash names only the kernel, read from the dead
 worker's fault-handler stacks (compiler/crash_trace.py); its nodes come from the graph's kernel
 map, code generated without building or running it (the same names: the same graph and config),
-the very answer localization asks for later."""
+the very answer localization asks for later. A kernel map names nodes as Dynamo named them
+(compiler.kernels.kernel_node_names maps them to the graph's own)."""
 from __future__ import annotations
 
 import torch.fx as fx
 
-from compiler.device_asserts import nodes_of
+from compiler.kernels import Kernel, kernel_node_names, nodes_of
 from minifier.workers.answer import Answer
 from minifier.workers.evaluate import Evaluator
 
@@ -19,6 +20,7 @@ def failing_kernel_nodes(answers: list[Answer], ev: Evaluator, gm: fx.GraphModul
     same = [a for a in answers if a.signature == ev.signature]
     named = next((a.kernel_nodes for a in same if a.kernel_nodes), [])
     crashed = next((a.crashed_kernel for a in same if a.crashed_kernel), None)
-    if named or crashed is None or ev.stage != "inductor":
-        return named
-    return nodes_of([crashed], Answer.from_wire(ev.kernels(gm)).kernels or [])
+    if not named and crashed is not None and ev.stage == "inductor":
+        named = nodes_of([crashed], Answer.from_wire(ev.kernels(gm)).kernels or [])
+    to_graph = kernel_node_names(gm, [Kernel("", "", named)])  # Dynamo's names for them, as `gm` names them
+    return [to_graph.get(n, n) for n in named]

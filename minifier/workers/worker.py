@@ -68,7 +68,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
     if kernel_map and job.kernel_map:  # the kernels the check built, for a later divergence job on this graph
         result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
     if asserted_in and cuda_context_poisoned(result):  # where the reduction cuts first (cut_after_culprit)
-        result["kernel_nodes"] = device_asserts.nodes_of(asserted_in, kernel_map)
+        result["kernel_nodes"] = kernels.nodes_of(asserted_in, kernel_map)
     return result
 
 

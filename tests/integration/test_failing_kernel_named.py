@@ -43,7 +43,7 @@ SCRIPT = textwrap.dedent("""
             torch.cuda.synchronize()
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-    print(json.dumps({"named": named, "nodes": device_asserts.nodes_of(named, kernel_map), "error": error,
+    print(json.dumps({"named": named, "nodes": kernels.nodes_of(named, kernel_map), "error": error,
                       "kernels": [k.name for k in kernel_map]}))
 """)
 

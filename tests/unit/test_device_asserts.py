@@ -1,7 +1,7 @@
 """The nodes a device-side assert came from: the kernel named by its wait, looked up in the
 kernel map of the same compile (either form: Kernel objects in the worker, dicts on the wire)."""
-from compiler.device_asserts import kernel_name, nodes_of
-from compiler.kernels import Kernel
+from compiler.device_asserts import kernel_name
+from compiler.kernels import Kernel, nodes_of
 
 KERNELS = [{"name": "triton_poi_fused_add_0", "kind": "triton", "nodes": ["add"]},
            {"name": "triton_poi_fused_mul_relu_1", "kind": "triton", "nodes": ["mul", "relu"]},
