@@ -6,15 +6,84 @@ the failure's signature, is unchanged). A kernel that crashes was called from a 
 wrapper Inductor generated (`cpp_fused_add_relu_0(buf0, arg0_1)`, `triton_poi_fused_0.run(...)`);
 that line, read from the wrapper's file, names the kernel, and the kernel map of the same graph
 (compiler.kernels) gives the nodes it computes: where the reduction of the crash cuts first.
+
+The stacks can come cut short: a C++ kernel that throws in each of its OpenMP threads aborts
+in each, and the second abort ends the process while the handler writes the first one's stacks.
+So a worker also marks each C++ kernel of the wrappers it compiles (`kernel_marks`): the name
+goes into a file of its own while the kernel runs, and is blanked when it returns; what a dead
+worker's file still holds is the kernel it died in (`running_kernel`), however it died.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
+from pathlib import Path
+from typing import Iterator
 
 FRAME = re.compile(r'File "(?P<path>[^"]+\.py)", line (?P<line>\d+)')
 KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:cpp|triton)_\w+)(?:\.run)?\(")
+CPP_KERNEL = re.compile(r"cpp_\w+")
+MARK_WIDTH = 256  # bytes of the marks file, rewritten in place: it never grows
+
+
+def marks_path(folder: str | Path, pid: int) -> Path:
+    """Where the worker `pid`, run from `folder`, marks the C++ kernel it runs now."""
+    return Path(folder) / f"kernel-running-{pid}"
+
+
+def running_kernel(path: Path) -> str | None:
+    """The kernel a dead worker's marks file names: the one it was running when it died."""
+    with contextlib.suppress(OSError):
+        return path.read_bytes().decode("utf-8", "replace").strip() or None
+    return None
+
+
+@contextlib.contextmanager
+def kernel_marks(path: Path) -> Iterator[None]:
+    """Each wrapper Inductor compiles meanwhile calls its C++ kernels through `mark_kernels`."""
+    from torch._inductor.graph import GraphLowering
+
+    fd = _marks_fd(str(path))
+    original = GraphLowering.compile_to_module
+
+    def compile_to_module(self):
+        module = original(self)
+        mark_kernels(module, fd)
+        return module
+
+    GraphLowering.compile_to_module = compile_to_module
+    try:
+        yield
+    finally:
+        GraphLowering.compile_to_module = original
+
+
+@functools.cache
+def _marks_fd(path: str) -> int:
+    """One descriptor per process, kept open: a compiled wrapper may run after its compile."""
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+def mark_kernels(module, fd: int) -> None:
+    """Wrap the module's C++ kernels (globals `cpp_*`, looked up by its `call` when it runs) so
+    each writes its name to `fd` before it runs and blanks it when it returns or raises."""
+    for name, kernel in list(vars(module).items()):
+        if CPP_KERNEL.fullmatch(name) and callable(kernel) and not isinstance(kernel, type):
+            setattr(module, name, _marked(kernel, name.encode().ljust(MARK_WIDTH), fd))
+
+
+def _marked(kernel, mark: bytes, fd: int):
+    blank = b" " * MARK_WIDTH
+
+    def run(*args, **kwargs):
+        os.pwrite(fd, mark, 0)
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            os.pwrite(fd, blank, 0)
+    return run
 
 
 def crashed_kernel(dump: str) -> str | None:

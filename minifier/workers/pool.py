@@ -14,7 +14,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from compiler.crash_trace import crashed_kernel, log_size, logged_since
+from compiler.crash_trace import crashed_kernel, log_size, logged_since, marks_path, running_kernel
 from compiler.signature import crash_signature, hang_signature
 from minifier.workers.interpreters import WarmInterpreters
 from minifier.workers.protocol import Closed, read_message, write_message
@@ -46,6 +46,7 @@ class Worker:
         self.logged = 0  # the log's length when the job now running was sent
         self.warming = False  # a warmup job was sent whose answer is not read yet
         self.born, self.name = time.time(), log_path.stem
+        self.marks = marks_path(log_path.parent, self.proc.pid)  # the C++ kernel it runs now (crash_trace)
         self.warm_answer: dict | None = None  # the warmup's answer, once read
         self.killed = False
         self.warm_failed = False  # it died or hung warming up
@@ -117,10 +118,10 @@ class Worker:
         return answer
 
     def _died(self, stage: str) -> dict:
-        """A crash's answer, with the kernel it ran where its fault handler's stacks name one."""
+        """A crash's answer, with the kernel it died in where its marks file or stacks name one."""
         code = self.proc.wait()
         kind, sig, msg = crash_signature(code, stage)
-        kernel = crashed_kernel(logged_since(self.log.name, self.logged))
+        kernel = running_kernel(self.marks) or crashed_kernel(logged_since(self.log.name, self.logged))
         return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0,
                 **({"crashed_kernel": kernel} if kernel else {})}
 
@@ -143,6 +144,8 @@ class Worker:
         elif not self.killed:
             self.kill()
         self.log.close()
+        with contextlib.suppress(OSError):
+            self.marks.unlink()
 
 
 def answer_retires(answer) -> bool:

@@ -215,7 +215,14 @@ def main() -> None:
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # prints from compiled code go to the log, not into the protocol
     faulthandler.enable()  # a crash leaves its stacks in the log: which kernel it ran (compiler/crash_trace.py)
-    protocol_in = sys.stdin.buffer
+    from compiler.crash_trace import kernel_marks, marks_path
+
+    with kernel_marks(marks_path(os.getcwd(), os.getpid())):  # and its marks file, where stacks come cut short
+        serve(sys.stdin.buffer, protocol_out)
+
+
+def serve(protocol_in, protocol_out) -> None:
+    """Answer jobs one after another until the pool closes our stdin or we must retire."""
     values = CaseValues()
     while True:
         try:

@@ -1,8 +1,9 @@
 """The kernel a failure that ends its process ran in, and its nodes (where the reduction cuts
 first). On a GPU: a Triton kernel that device-asserts is named by its wait (compiler.device_asserts)
 and the kernel map of the same compile gives its nodes; waiting changes no answer. On the CPU: a
-crashed worker's fault-handler stacks name the kernel (compiler.crash_trace)."""
+crashed worker's marks file or fault-handler stacks name the kernel (compiler.crash_trace)."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import pytest
 import torch
 import torch.fx as fx
 
+from compiler.crash_trace import MARK_WIDTH, kernel_marks, marks_path
 from compiler.graph_code import module_source
 from compiler.stages import CompileSetup, CompileSpec
 from minifier.run.pipeline import record_values
@@ -100,3 +102,22 @@ def test_a_crashed_worker_names_its_kernel_and_the_kernel_map_its_nodes(tmp_path
     finally:
         pool.close()
     assert "relu" in nodes and not {"sin", "mul", "matmul"} & set(nodes), nodes
+
+
+def test_a_compile_under_kernel_marks_runs_its_cpp_kernels_through_the_marks_file(tmp_path):
+    """In this process, on the CPU: the wrapper Inductor compiles calls its C++ kernel marked (the
+    file was written, then blanked on return), computes what it did unmarked, and a compile
+    after the marks end leaves the file alone."""
+    from compiler import settings
+
+    settings.apply()
+    path = marks_path(tmp_path, os.getpid())
+    x = torch.randn(64, 64)
+    torch._dynamo.reset()
+    with kernel_marks(path):
+        marked = torch.compile(lambda t: torch.relu(t) * 2 + 1)(x)
+    assert path.read_bytes() == b" " * MARK_WIDTH
+    path.write_bytes(b"")
+    torch._dynamo.reset()
+    plain = torch.compile(lambda t: torch.relu(t) * 2 + 1)(x)
+    assert path.read_bytes() == b"" and torch.equal(marked, plain)

@@ -1,6 +1,12 @@
 """The kernel a crashed process ran, read from its fault handler's stacks: the first frame whose
-line (in the file it names) calls one of Inductor's kernels; a frame elsewhere names none."""
-from compiler.crash_trace import crashed_kernel
+line (in the file it names) calls one of Inductor's kernels; a frame elsewhere names none. And
+from its marks file, where each C++ kernel of a compiled wrapper writes its name while it runs."""
+import os
+import types
+
+import pytest
+
+from compiler.crash_trace import crashed_kernel, mark_kernels, marks_path, running_kernel
 
 WRAPPER = """def call(args):
     buf0 = empty_strided_cpu((4, 4), (4, 1), torch.float32)
@@ -29,3 +35,32 @@ def test_a_frame_on_another_line_or_in_no_file_names_none(tmp_path):
     assert crashed_kernel(_dump(wrapper, 3)) is None  # an extern kernel: no kernel of Inductor's own
     assert crashed_kernel(_dump(tmp_path / "gone.py", 4)) is None
     assert crashed_kernel("Segmentation fault (core dumped)") is None
+
+
+def test_a_marked_kernel_names_itself_while_it_runs_and_only_then(tmp_path):
+    """A wrapper module's `cpp_*` globals are wrapped; others (an extern call, a Triton kernel,
+    a class) are not. Inside the kernel the file names it; after it returns or raises, nothing."""
+    path = marks_path(tmp_path, os.getpid())
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    seen = []
+
+    def kernel(fail):
+        seen.append(running_kernel(path))
+        if fail:
+            raise RuntimeError("kernel failed")
+        return 7
+
+    triton = object()
+    module = types.SimpleNamespace(cpp_fused_relu_0=kernel, triton_poi_fused_0=triton, cpp_kernel_class=dict,
+                                   extern=kernel)
+    try:
+        mark_kernels(module, fd)
+        assert module.extern is kernel and module.triton_poi_fused_0 is triton and module.cpp_kernel_class is dict
+        assert module.cpp_fused_relu_0(False) == 7 and running_kernel(path) is None
+        with pytest.raises(RuntimeError):
+            module.cpp_fused_relu_0(True)
+        assert running_kernel(path) is None
+    finally:
+        os.close(fd)
+    assert seen == ["cpp_fused_relu_0", "cpp_fused_relu_0"]
+    assert running_kernel(tmp_path / "absent") is None
