@@ -69,7 +69,7 @@ def _marks_fd(path: str) -> int:
 def mark_kernels(module, fd: int) -> None:
     """Wrap the module's C++ kernels (globals `cpp_*`, looked up by its `call` when it runs) so
     each writes its name to `fd` before it runs and blanks it when it returns or raises."""
-    for name, kernel in list(vars(module).items()):
+    for name, kernel in list(getattr(module, "__dict__", {}).items()):
         if CPP_KERNEL.fullmatch(name) and callable(kernel) and not isinstance(kernel, type):
             setattr(module, name, _marked(kernel, name.encode().ljust(MARK_WIDTH), fd))
 
