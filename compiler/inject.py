@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator
 
 from compiler.inject_templates import ALL_PATHS, KINDS, PATH_CLASSES, TEMPLATES
@@ -36,15 +36,20 @@ class Injection:
     paths: tuple[str, ...] = ALL_PATHS
     template: str | None = None  # overrides kind/form: the exact code printed for the op
 
-    def template_for(self, path: str) -> str:
+    def template_for(self, path: str) -> str | None:
+        """What the op prints on `path`; None where this kind and form print nothing there (a
+        hang prints C++ alone)."""
         if self.template is not None:
             return self.template
         form = self.form or ("add_one" if self.kind == "accuracy" else None)
-        return TEMPLATES[(self.kind, form)][path]
+        return TEMPLATES[(self.kind, form)].get(path)
+
+    def printed_paths(self) -> tuple[str, ...]:
+        return tuple(p for p in self.paths if p not in PATH_CLASSES or self.template_for(p) is not None)
 
     def describe(self) -> str:
         how = f"template {self.template!r}" if self.template else (self.form or self.kind)
-        return f"{self.op} {self.kind} ({how}) on {'/'.join(self.paths)}"
+        return f"{self.op} {self.kind} ({how}) on {'/'.join(self.printed_paths() or self.paths)}"
 
     def to_dict(self) -> dict:
         return {"target": "codegen", **asdict(self)}
@@ -135,6 +140,13 @@ def _class_for(path: str):
     return getattr(importlib.import_module(module), name)
 
 
+def check_printed(injection: Injection) -> None:
+    """A form that prints on none of the paths asked for (a hang on Triton) plants nothing: refused."""
+    if not injection.printed_paths():
+        where = [p for p in ALL_PATHS if replace(injection, paths=(p,)).printed_paths()]
+        raise ValueError(f"{injection.describe()}: the {injection.form} form is printed on {'/'.join(where)} only")
+
+
 def apply(injection) -> _Applied:
     """Plant `injection` now (process-wide) and remember it in ACTIVE."""
     if not isinstance(injection, Injection):  # a spec of another target plants itself
@@ -145,12 +157,13 @@ def apply(injection) -> _Applied:
     if injection.kind not in KINDS:
         raise ValueError(f"unknown injection kind {injection.kind!r}; choose from {', '.join(KINDS)}")
     applied = _Applied(injection)
-    for path in injection.paths:
+    check_printed(injection)
+    for path in injection.printed_paths():
         if path not in PATH_CLASSES:
             raise ValueError(f"unknown codegen path {path!r}; choose from {', '.join(ALL_PATHS)}")
         cls = _class_for(path)
         if injection.op not in cls.__dict__:
-            if path == "cpp" or injection.paths == (path,):
+            if path == "cpp" or injection.printed_paths() == (path,):
                 raise ValueError(f"{cls.__name__} prints no op named {injection.op!r}")
             continue  # e.g. an op Triton prints through a generic path: nothing to patch there
         # subclasses' own copies, which reroute_copies may replace (undone last to first)
@@ -222,7 +235,9 @@ def parse_spec(spec: str):
     if form is not None and (kind, form) not in TEMPLATES:
         forms = [f for k, f in TEMPLATES if k == kind and f]
         raise ValueError(f"bad {kind} form {form!r}; choose from {', '.join(forms) or 'none'}")
-    return Injection(parts[0], kind, form, paths)
+    injection = Injection(parts[0], kind, form, paths)
+    check_printed(injection)
+    return injection
 
 
 def bad_spec(specs: list[str]) -> str | None:
@@ -261,13 +276,13 @@ def injection_source(injections: list) -> str:
     injections = [i for i in injections if isinstance(i, Injection)]
     if injections:
         lines.append(_without_docstring(inspect.getsource(patch_op)))
-    triton = any("triton" in i.paths for i in injections)
+    triton = any("triton" in i.printed_paths() for i in injections)
     if triton:
         lines.append(_without_docstring(inspect.getsource(reroute_copies)))
-    modules = sorted({PATH_CLASSES[p][0] for i in injections for p in i.paths})
+    modules = sorted({PATH_CLASSES[p][0] for i in injections for p in i.printed_paths()})
     lines += [f"import {m}" for m in modules]
     for i in injections:
-        for path in i.paths:
+        for path in i.printed_paths():
             module, name = PATH_CLASSES[path]
             lines.append(f"patch_op({module}.{name}, {i.op!r}, {i.template_for(path)!r})")
             if path == "triton":

@@ -83,7 +83,8 @@ class FusionBug(BugSpec):
     def patch_args(self) -> dict:
         form = self.form or ("add_one" if self.kind == "accuracy" else None)
         return {"producer": self.producer, "consumer": self.consumer,
-                "templates": {p: TEMPLATES[(self.kind, form)][p] for p in self.paths}, "paths": list(self.paths)}
+                "templates": {p: TEMPLATES[(self.kind, form)][p] for p in self.paths if p in TEMPLATES[(self.kind, form)]},
+                "paths": [p for p in self.paths if p in TEMPLATES[(self.kind, form)]]}
 
     def describe(self) -> str:
         return (f"fusion bug: {self.consumer} {self.kind} ({self.form or self.kind}) when fed by {self.producer} "

@@ -26,6 +26,11 @@ TEMPLATES = {
         "cppvec": '[&]{{ throw std::runtime_error("injected runtime error"); return {out}; }}()',
         "triton": 'triton_helpers.device_assert_then(({out}) != ({out}), "injected assert fail", {out})',
     },
+    ("runtime_error", "hang"): {  # C++ only: a kernel that never returns (a Triton one could leave
+        # the GPU needing a reset). `volatile`: a loop with no side effect may be compiled away
+        "cpp": "[&]{{ volatile bool spin = true; while (spin) {{}} return {out}; }}()",
+        "cppvec": "[&]{{ volatile bool spin = true; while (spin) {{}} return {out}; }}()",
+    },
     ("accuracy", "add_one"): {
         "cpp": "{out} + decltype({out})(1)",
         "cppvec": "{out} + decltype({out})(1)",

@@ -37,7 +37,8 @@ def aoti_compile(f):
             package = torch._inductor.aoti_load_package(path)
         return package(*args)
     return run'''
-CHILD_TIMEOUT = 300  # seconds before the compiled run of a crash/hang repro counts as hanging
+CHILD_TIMEOUT = 300  # seconds before the compiled run of a crash repro counts as hanging
+COLD_START = 60  # a hang repro's child is a fresh process: its start and cold compile, beyond the run's limit
 CRASHING = ("crash", "hang")
 RAISING = ("compile_error", "runtime_error")
 
@@ -319,21 +320,28 @@ def crashing_check(info: ReproInfo, device: str, function: bool) -> list[str]:
     # run that turns AOTInductor off in-process (compiler/boot/control_run.py), the child is one too
     command = ("[sys.executable, *sys.orig_argv[1:len(sys.orig_argv) - len(sys.argv) + 1], '--compiled-run']"
                if info.setup.spec.backend == AOTI else "[sys.executable, __file__, '--compiled-run']")
+    limit = child_limit(info)
     out.add("try:",
-            f"    child = subprocess.run({command}, capture_output=True, timeout={CHILD_TIMEOUT})",
+            f"    child = subprocess.run({command}, capture_output=True, timeout={limit})",
             "except subprocess.TimeoutExpired:")
     died = ["if child.returncode < 0 or child.returncode > 1:  # killed by a signal, or aborted",
             "    how = signal.Signals(-child.returncode).name if child.returncode < 0 else "
             "f'exit status {child.returncode}'"]
     if function:
-        out.add(f"    return 'hang: the compiled run did not finish within {CHILD_TIMEOUT} s'", *died,
+        out.add(f"    return 'hang: the compiled run did not finish within {limit} s'", *died,
                 "    return f'crash: the compiled run died of {how}'", "return None")
     else:
-        out.add(f"    print('REPRODUCED: hang: the compiled run did not finish within {CHILD_TIMEOUT} s')",
+        out.add(f"    print('REPRODUCED: hang: the compiled run did not finish within {limit} s')",
                 "    raise SystemExit(1)", *died,
                 "    print(f'REPRODUCED: crash: the compiled run died of {how}')", "    raise SystemExit(1)",
                 "print(f'NOT REPRODUCED: the compiled run ended with exit status {child.returncode}')")
     return out.lines
+
+
+def child_limit(info: ReproInfo) -> int:
+    """Seconds the child's compiled run may take: a hang's, the limit the run judged it by (the
+    user's --hang-timeout) and a fresh process's start; a crash's, long, as it ends by itself."""
+    return CHILD_TIMEOUT if info.hang_limit is None else round(info.hang_limit + COLD_START)
 
 
 def child_block(info: ReproInfo, device: str) -> list[str]:

@@ -20,3 +20,4 @@ class ReproInfo:
     seed: int | None = None  # the oracle re-seeded every run from this (graphs that draw random numbers)
     script: str = ""  # the user's script, for names of generated tests and the issue text
     graph: int | None = None  # index of the failing graph in the script
+    hang_limit: float | None = None  # a hang: seconds a warm worker's run took to count as hanging

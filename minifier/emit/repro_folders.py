@@ -158,7 +158,8 @@ def write_repro_folder(job: ReproJob, opts: Options, capture: Capture, plant: bo
                      source=f"{opts.script.name}{rank_words(capture.script)}, graph {bug.graph} of "
                             f"{len(capture.graphs)}",
                      judging=opts.judging, seed=seed,
-                     script=opts.script.name, graph=bug.graph)
+                     script=opts.script.name, graph=bug.graph,
+                     hang_limit=ev.timeout if bug.kind == "hang" else None)
     small = canonical(bug.small)  # deterministic names and input order: one bug, one repro
     repro = write_repro(folder, small, graph_inputs(small, values), info)
     manifest = json.loads((folder / "repro.json").read_text())

@@ -67,9 +67,10 @@ class Answer:
         return self.extra.get("kernel_nodes") or []
 
     @property
-    def crashed_kernel(self) -> str | None:
-        """The kernel a crashed worker was running, where its fault handler's stacks name one."""
-        return self.extra.get("crashed_kernel")
+    def died_in_kernel(self) -> str | None:
+        """The C++ or Triton kernel a worker was running when it crashed or was killed as hung,
+        where its marks file or fault handler's stacks name one (compiler.crash_trace)."""
+        return self.extra.get("died_in_kernel")
 
     @property
     def seeded(self) -> bool:

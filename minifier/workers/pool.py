@@ -108,9 +108,11 @@ class Worker:
             return self._died(stage)
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
+            kernel = running_kernel(self.marks)  # read before the kill: the C++ kernel it is stuck in
             self.kill()
             kind, sig, msg = hang_signature(timeout, stage)
-            return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": timeout}
+            return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": timeout,
+                    **({"died_in_kernel": kernel} if kernel else {})}
         answer = _answer(self.proc.stdout)
         if answer is None:
             return self._died(stage)
@@ -123,7 +125,7 @@ class Worker:
         kind, sig, msg = crash_signature(code, stage)
         kernel = running_kernel(self.marks) or crashed_kernel(logged_since(self.log.name, self.logged))
         return {"status": "fail", "kind": kind, "signature": sig, "message": msg, "seconds": 0.0,
-                **({"crashed_kernel": kernel} if kernel else {})}
+                **({"died_in_kernel": kernel} if kernel else {})}
 
     @property
     def alive(self) -> bool:

@@ -78,6 +78,7 @@ def test_a_check_waiting_on_each_kernel_answers_as_one_that_does_not(tmp_path):
     assert "kernel_nodes" not in waited
 
 
+@pytest.mark.slow
 def test_a_crashed_worker_names_its_kernel_and_the_kernel_map_its_nodes(tmp_path):
     """On the CPU: a C++ kernel that aborts (Inductor's relu knob, thrown inside an OpenMP region)
     kills its worker; the fault handler's stacks in the worker's log name the kernel, and the
@@ -97,11 +98,34 @@ def test_a_crashed_worker_names_its_kernel_and_the_kernel_map_its_nodes(tmp_path
     try:
         ev = Evaluator(pool, tmp_path, CompileSetup(spec, []), signature="")
         answer = Answer.from_wire(ev.outcomes([gm])[0])
-        assert answer.kind == "crash" and answer.crashed_kernel and "relu" in answer.crashed_kernel, answer
+        assert answer.kind == "crash" and answer.died_in_kernel and "relu" in answer.died_in_kernel, answer
         nodes = failing_kernel_nodes([answer], ev.for_bug("inductor", answer.signature), gm)
     finally:
         pool.close()
     assert "relu" in nodes and not {"sin", "mul", "matmul"} & set(nodes), nodes
+
+
+@pytest.mark.slow
+def test_a_worker_killed_as_hung_names_the_kernel_it_was_stuck_in(tmp_path):
+    """On the CPU: a C++ kernel that never returns (the relu hang plant) is killed at the check's
+    limit; its worker's marks file, read before the kill, names the relu kernel, and the hang's
+    answer carries it as a crash's does."""
+    from compiler.inject import parse_spec
+
+    gm = fx.symbolic_trace(lambda x: torch.tanh(torch.relu(torch.sin(x) @ x)) + 1)
+    for p in gm.graph.find_nodes(op="placeholder"):
+        p.meta["value"] = p.name
+    torch.save(record_values(gm, [torch.randn(64, 64)]), tmp_path / "values.pt")
+    planted = (parse_spec("relu:runtime_error:hang").to_dict(),)
+    pool = WorkerPool(1, tmp_path / "logs", timeout=40.0)  # its compile well within
+    try:
+        ev = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), planted), signature="")
+        answer = Answer.from_wire(ev.outcomes([gm])[0])
+        nodes = failing_kernel_nodes([answer], ev.for_bug("inductor", answer.signature), gm)
+    finally:
+        pool.close()
+    assert answer.kind == "hang" and "relu" in (answer.died_in_kernel or ""), answer
+    assert "relu" in nodes and not {"sin", "matmul"} & set(nodes), nodes
 
 
 def test_a_compile_under_kernel_marks_runs_its_cpp_kernels_through_the_marks_file(tmp_path):

@@ -114,8 +114,11 @@ def test_specs_round_trip_through_dict_and_string():
         inj = parse_spec(spec)
         assert Injection.from_dict(inj.to_dict()) == inj
     assert Injection.from_dict({"op": "neg", "kind": "accuracy"}) == Injection("neg")  # dicts from before targets
+    hang = parse_spec("relu:runtime_error:hang")
+    assert hang.printed_paths() == ("cpp", "cppvec") and "triton" not in injection_source([hang])
     for bad in ["reduction:sum:zero", "reduction:mean", "indexing:sideways", "fusion:sigmoid",
-                "lowering:sigmoid:runtime_error", "decomposition:gelu:accuracy:sideways", "nosuchtarget:x:y"]:
+                "lowering:sigmoid:runtime_error", "decomposition:gelu:accuracy:sideways", "nosuchtarget:x:y",
+                "relu:runtime_error:hang@triton"]:  # a hang is printed in C++ alone: no GPU kernel that never ends
         with pytest.raises(ValueError):
             parse_spec(bad)
 
