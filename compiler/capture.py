@@ -30,6 +30,7 @@ from compiler import (aoti_capture, aoti_control, collective_record, config_snap
 from compiler.call_checks import check_call, check_later_call
 from compiler.call_outputs import record_first_call
 from compiler.capture_record import CapturedGraph, ScriptEnding, write_json
+from compiler.crash_trace import CAPTURE_MARKS, kernel_marks
 from compiler.graph_code import check_round_trip, lift_attributes, module_source, unreplayable_form
 from compiler.launch_form import Launch
 from compiler.inductor_hook import HookedInductor, boxed, copy_graph, disable_aot_cache, eager_module, wrap_compiled
@@ -339,7 +340,8 @@ def run_script(program: Launch | Path, args: list[str], out: Path, eager: bool =
     ending: dict = {"status": "ok"}
     program = program if isinstance(program, Launch) else Launch.script(program)
     try:
-        launch_form.run(program, args)
+        with kernel_marks(out / CAPTURE_MARKS):  # a kernel stuck for long ends the script early (minifier.capture)
+            launch_form.run(program, args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         ending = {"status": "exit", "code": code}

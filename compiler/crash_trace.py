@@ -1,4 +1,4 @@
-"""Which of Inductor's kernels a process was running when it died, from Python's fault handler.
+"""Which of Inductor's kernels a process was running when it died or stuck.
 
 A worker enables `faulthandler`: on SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL it writes each
 Python thread's stack to its log before the process dies of the signal (the exit status, and so
@@ -11,7 +11,9 @@ The stacks can come cut short: a C++ kernel that throws in each of its OpenMP th
 in each, and the second abort ends the process while the handler writes the first one's stacks.
 So a worker also marks each C++ kernel of the wrappers it compiles (`kernel_marks`): the name
 goes into a file of its own while the kernel runs, and is blanked when it returns; what a dead
-worker's file still holds is the kernel it died in (`running_kernel`), however it died.
+worker's file still holds is the kernel it died in (`running_kernel`), however it died, or
+the one it is stuck in when killed as hung. The capture marks the script's kernels too: one
+running past --hang-timeout ends the script as a hang then, not at --timeout's end.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import contextlib
 import functools
 import os
 import re
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -26,6 +29,7 @@ FRAME = re.compile(r'File "(?P<path>[^"]+\.py)", line (?P<line>\d+)')
 KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:cpp|triton)_\w+)(?:\.run)?\(")
 CPP_KERNEL = re.compile(r"cpp_\w+")
 MARK_WIDTH = 256  # bytes of the marks file, rewritten in place: it never grows
+CAPTURE_MARKS = "kernel-running"  # the capture's marks file, in its folder
 
 
 def marks_path(folder: str | Path, pid: int) -> Path:
@@ -35,8 +39,15 @@ def marks_path(folder: str | Path, pid: int) -> Path:
 
 def running_kernel(path: Path) -> str | None:
     """The kernel a dead worker's marks file names: the one it was running when it died."""
-    with contextlib.suppress(OSError):
-        return path.read_bytes().decode("utf-8", "replace").strip() or None
+    running = kernel_running_for(path)
+    return running[0] if running else None
+
+
+def kernel_running_for(path: Path) -> tuple[str, float] | None:
+    """The kernel a marks file names and how many seconds it has been running; None if none runs."""
+    with contextlib.suppress(OSError, ValueError):
+        name, since = path.read_bytes().decode("utf-8", "replace").split()
+        return name, max(0.0, time.time() - float(since))
     return None
 
 
@@ -68,17 +79,18 @@ def _marks_fd(path: str) -> int:
 
 def mark_kernels(module, fd: int) -> None:
     """Wrap the module's C++ kernels (globals `cpp_*`, looked up by its `call` when it runs) so
-    each writes its name to `fd` before it runs and blanks it when it returns or raises."""
+    each writes its name and the time to `fd` before it runs and blanks it when it returns or
+    raises: a kernel named there for long is stuck (the capture's hang, minifier.capture)."""
     for name, kernel in list(getattr(module, "__dict__", {}).items()):
         if CPP_KERNEL.fullmatch(name) and callable(kernel) and not isinstance(kernel, type):
-            setattr(module, name, _marked(kernel, name.encode().ljust(MARK_WIDTH), fd))
+            setattr(module, name, _marked(kernel, name, fd))
 
 
-def _marked(kernel, mark: bytes, fd: int):
+def _marked(kernel, name: str, fd: int):
     blank = b" " * MARK_WIDTH
 
     def run(*args, **kwargs):
-        os.pwrite(fd, mark, 0)
+        os.pwrite(fd, f"{name} {time.time():.3f}".encode().ljust(MARK_WIDTH), 0)
         try:
             return kernel(*args, **kwargs)
         finally:

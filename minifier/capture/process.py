@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.capture_record import CaptureSchemaError, CapturedGraph, ScriptEnding, read
+from compiler.crash_trace import CAPTURE_MARKS, kernel_running_for
 from compiler.judging import Judging
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
@@ -167,20 +168,34 @@ class RunningCapture:
     log: CappedOutput
     stop_key: int | None = None
 
-    def finish(self, timeout: float, left: float | None = None) -> Capture:
+    def finish(self, timeout: float, left: float | None = None, hang_after: float | None = None) -> Capture:
         """Wait for it (`timeout`: the script's limit, from its start) and read what it recorded.
         `left`: seconds the run may still take (--max-time); a script still running then is
-        ended and the capture says it `stopped`, not that the script hung."""
+        ended and the capture says it `stopped`, not that the script hung. `hang_after`
+        (--hang-timeout): a C++ kernel of the script's running longer hangs it now."""
         wait = max(0.0, timeout - (time.perf_counter() - self.start))
         cut = left is not None and left < wait
-        try:
-            code = self.proc.wait(timeout=max(0.0, left) if cut else wait)
-        except subprocess.TimeoutExpired:
-            code = None
+        code, stuck = self._wait(max(0.0, left) if cut else wait, hang_after)
         self._end()
         STOP.check()  # ended by a stop: what it recorded is read by no one
-        stopped = "max-time" if code is None and cut else None
-        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout, stopped)
+        stopped = "max-time" if code is None and cut and stuck is None else None
+        hang = f"its kernel {stuck} ran past {hang_after:g} s (--hang-timeout)" if stuck else None
+        return _read_capture(self.folder, code, time.perf_counter() - self.start, timeout, stopped, hang)
+
+    def _wait(self, limit: float, hang_after: float | None) -> tuple[int | None, str | None]:
+        """The script's exit code, or None at `limit`; or None and the kernel it is stuck in, once
+        the capture's marks file (compiler/crash_trace.py) has named one for `hang_after` s."""
+        end = time.perf_counter() + limit
+        while True:
+            try:
+                return self.proc.wait(timeout=max(0.0, min(1.0, end - time.perf_counter()))), None
+            except subprocess.TimeoutExpired:
+                pass
+            running = kernel_running_for(self.folder / CAPTURE_MARKS) if hang_after is not None else None
+            if running is not None and running[1] > hang_after:
+                return None, running[0]
+            if time.perf_counter() >= end:
+                return None, None
 
     def _end(self) -> None:
         """End the script's group (the capture, and whatever the script started), then the log."""
@@ -227,7 +242,7 @@ def start_capture(script: Launch | Path, args: list[str], folder: Path, log: Pat
 
 
 def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float,
-                  stopped: str | None = None) -> Capture:
+                  stopped: str | None = None, hang: str | None = None) -> Capture:
     """What the capture left in `folder`; CaptureSchemaError where a record is of another schema
     version (a folder an older or newer minify wrote: compiler/capture_record.py)."""
     graphs = _read_graphs(folder)
@@ -241,7 +256,7 @@ def _read_capture(folder: Path, code: int | None, seconds: float, timeout: float
     else:
         kind, sig, msg = crash_signature(code, "inductor") if code is not None else hang_signature(timeout, "inductor")
         if code is None:
-            msg = f"did not finish within {timeout:g} s (--timeout)"
+            msg = hang or f"did not finish within {timeout:g} s (--timeout)"
         script_result = {"status": kind, "message": msg, "returncode": code}
         marker = folder / "calling"
         if marker.exists() and graphs:

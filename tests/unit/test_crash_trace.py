@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from compiler.crash_trace import crashed_kernel, mark_kernels, marks_path, running_kernel
+from compiler.crash_trace import crashed_kernel, kernel_running_for, mark_kernels, marks_path, running_kernel
 
 WRAPPER = """def call(args):
     buf0 = empty_strided_cpu((4, 4), (4, 1), torch.float32)
@@ -46,6 +46,8 @@ def test_a_marked_kernel_names_itself_while_it_runs_and_only_then(tmp_path):
 
     def kernel(fail):
         seen.append(running_kernel(path))
+        name, seconds = kernel_running_for(path)  # since when: a kernel named for long is stuck
+        assert name == "cpp_fused_relu_0" and 0 <= seconds < 60
         if fail:
             raise RuntimeError("kernel failed")
         return 7
@@ -59,7 +61,7 @@ def test_a_marked_kernel_names_itself_while_it_runs_and_only_then(tmp_path):
         assert module.cpp_fused_relu_0(False) == 7 and running_kernel(path) is None
         with pytest.raises(RuntimeError):
             module.cpp_fused_relu_0(True)
-        assert running_kernel(path) is None
+        assert running_kernel(path) is None and kernel_running_for(path) is None
     finally:
         os.close(fd)
     assert seen == ["cpp_fused_relu_0", "cpp_fused_relu_0"]
