@@ -68,3 +68,34 @@ def test_the_tries_of_a_crash_are_asked_at_once_and_its_next_questions_beside_it
     one_op = min(c["queued"] for c in checks if c["source_lines"] == small)
     assert any(c["queued"] >= one_op and c["source_lines"] not in (small, whole["source_lines"]) for c in checks), \
         timeline
+
+
+HANGS = '''
+import torch
+import torch.nn as nn
+
+from compiler.inject import inject_bug
+
+inject_bug("relu", "runtime_error", form="hang", paths=("cpp", "cppvec"))  # a C++ relu that never returns
+
+model = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32), nn.ReLU(), nn.Linear(32, 4), nn.Tanh())
+print(torch.compile(model)(torch.randn(8, 16)).sum())
+'''
+
+
+@pytest.mark.slow
+def test_a_kernel_that_never_returns_ends_in_a_verified_one_op_hang_repro(tmp_path):
+    """A hang end to end: the capture ends the script once the relu kernel has run past
+    --hang-timeout (not at --timeout's 1800 s), each try of a hang is killed at that limit and
+    names the kernel it was stuck in, and repro.py gives its child that limit and a fresh start."""
+    script = tmp_path / "spins.py"
+    script.write_text(HANGS)
+    out = tmp_path / "out"
+    done = run_minify([str(script), "-o", str(out), "-q", "--hang-timeout", "5"], cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["failure"]["kind"] == "hang" and report["ops"] == ["relu"] and report["verified"] is True, report
+    assert "relu" in " ".join(report["failure"].get("kernel_nodes", [])), report["failure"]
+    assert report["phases"]["capture"] < 120, report["phases"]  # the stuck kernel ended it
+    repro = (out / "repro.py").read_text()
+    assert "timeout=65)" in repro and "did not finish within 65 s" in repro
