@@ -136,10 +136,8 @@ def _run(session: Session) -> Result:
 
 def _finish_capture(session: Session) -> Capture:
     session.ui.step(f"running {session.opts.script.name} under the recording backend")
-    deadline = session.budget.deadline
-    capture = session.launched.capture.finish(session.opts.timeout,
-                                              None if deadline is None else deadline - time.monotonic(),
-                                              session.opts.hang_timeout)
+    left, opts = None if session.budget.deadline is None else session.budget.deadline - time.monotonic(), session.opts
+    capture = session.launched.capture.finish(opts.timeout, left, opts.hang_timeout)
     session.capture = capture
     if capture.stopped:  # --max-time ran out while the script ran: it was ended, nothing is searched
         session.budget.stopped = STOP.where = "max-time"
