@@ -79,12 +79,14 @@ class FusionBug(BugSpec):
             check_choice("form", (self.kind, self.form), list(TEMPLATES))
         for path in self.paths:
             check_choice("codegen path", path, ALL_PATHS)
+        if not self.patch_args()["paths"]:
+            raise ValueError(f"the {self.form} form is printed on {'/'.join(TEMPLATES[(self.kind, self.form)])} only")
 
     def patch_args(self) -> dict:
         form = self.form or ("add_one" if self.kind == "accuracy" else None)
-        return {"producer": self.producer, "consumer": self.consumer,
-                "templates": {p: TEMPLATES[(self.kind, form)][p] for p in self.paths if p in TEMPLATES[(self.kind, form)]},
-                "paths": [p for p in self.paths if p in TEMPLATES[(self.kind, form)]]}
+        printed = {p: t for p, t in TEMPLATES[(self.kind, form)].items() if p in self.paths}  # a hang: C++ alone
+        return {"producer": self.producer, "consumer": self.consumer, "templates": printed,
+                "paths": [p for p in self.paths if p in printed]}
 
     def describe(self) -> str:
         return (f"fusion bug: {self.consumer} {self.kind} ({self.form or self.kind}) when fed by {self.producer} "

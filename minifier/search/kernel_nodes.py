@@ -5,8 +5,9 @@ A device-side assert's check names them itself (compiler/device_asserts.py: it w
 kernel and has its compile's kernel map). A crash or a hang names only the kernel, read from
 the dead or killed worker's marks file or fault-handler stacks (compiler/crash_trace.py); its
 nodes come from the graph's kernel map, code generated without building or running it (the
-same names: the same graph and config), the very answer localization asks for later. A kernel map names nodes as Dynamo named them
-(compiler.kernels.kernel_node_names maps them to the graph's own)."""
+same names: the same graph and config), the very answer localization asks for later. A kernel
+map names nodes as Dynamo named them (compiler.kernels.kernel_node_names maps them to the
+graph's own)."""
 from __future__ import annotations
 
 import torch.fx as fx
