@@ -81,8 +81,8 @@ def test_a_check_waiting_on_each_kernel_answers_as_one_that_does_not(tmp_path):
 @pytest.mark.slow
 def test_a_crashed_worker_names_its_kernel_and_the_kernel_map_its_nodes(tmp_path):
     """On the CPU: a C++ kernel that aborts (Inductor's relu knob, thrown inside an OpenMP region)
-    kills its worker; the fault handler's stacks in the worker's log name the kernel, and the
-    graph's kernel map (code generated, nothing run) gives the nodes the reduction cuts after."""
+    kills its worker; its marks file (or the fault handler's stacks in its log) names the kernel,
+    and the graph's kernel map (code generated, nothing run) gives the nodes the reduction cuts after."""
     def f(x, y):
         a = torch.sin(x) * 2
         b = torch.relu(a @ y)
