@@ -198,7 +198,8 @@ class RunningCapture:
                 return None, None
 
     def _end(self) -> None:
-        """End the script's group (the capture, and whatever the script started), then the log."""
+        """End the script's group (the capture, and whatever the script started), then the log
+        and the marks file (read by now)."""
         if self.stop_key is not None:
             STOP.forget(self.stop_key)
         kill_group(self.proc.pid)
@@ -206,6 +207,7 @@ class RunningCapture:
             self.proc.kill()
         self.proc.wait()
         self.log.close()
+        (self.folder / CAPTURE_MARKS).unlink(missing_ok=True)
 
     def stop(self) -> None:
         """Kill it if it is still running (the run ended another way)."""

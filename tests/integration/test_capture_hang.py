@@ -43,3 +43,4 @@ def test_a_script_that_finishes_is_not_ended_by_the_hang_limit(tmp_path):
     capture = start_capture(script, [], tmp_path / "capture", tmp_path / "capture.log").finish(
         timeout=600, hang_after=0.5)
     assert capture.script["status"] == "ok", capture.script
+    assert not (tmp_path / "capture" / "kernel-running").exists()  # its marks file goes with the capture
