@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.capture_record import CaptureSchemaError, CapturedGraph, ScriptEnding, read
-from compiler.crash_trace import CAPTURE_MARKS, kernel_running_for
+from compiler.crash_trace import CAPTURE_MARKS, kernel_mark
 from compiler.judging import Judging
 from compiler.launch_form import Launch
 from compiler.signature import crash_signature, hang_signature
@@ -184,16 +184,18 @@ class RunningCapture:
 
     def _wait(self, limit: float, hang_after: float | None) -> tuple[int | None, str | None]:
         """The script's exit code, or None at `limit`; or None and the kernel it is stuck in, once
-        the capture's marks file (compiler/crash_trace.py) has named one for `hang_after` s."""
-        end = time.perf_counter() + limit
+        the capture's marks file (compiler/crash_trace.py) has named one for `hang_after` s (the
+        same mark read twice a second apart: never one half written)."""
+        end, last = time.perf_counter() + limit, None
         while True:
             try:
                 return self.proc.wait(timeout=max(0.0, min(1.0, end - time.perf_counter()))), None
             except subprocess.TimeoutExpired:
                 pass
-            running = kernel_running_for(self.folder / CAPTURE_MARKS) if hang_after is not None else None
-            if running is not None and running[1] > hang_after:
-                return None, running[0]
+            mark = kernel_mark(self.folder / CAPTURE_MARKS) if hang_after is not None else None
+            if mark is not None and mark == last and time.time() - mark[1] > hang_after:
+                return None, mark[0]
+            last = mark
             if time.perf_counter() >= end:
                 return None, None
 

@@ -1,12 +1,14 @@
 """The kernel a crashed process ran, read from its fault handler's stacks: the first frame whose
 line (in the file it names) calls one of Inductor's kernels; a frame elsewhere names none. And
 from its marks file, where each C++ kernel of a compiled wrapper writes its name while it runs."""
+import mmap
 import os
+import time
 import types
 
 import pytest
 
-from compiler.crash_trace import crashed_kernel, kernel_running_for, mark_kernels, marks_path, running_kernel
+from compiler.crash_trace import MARK_WIDTH, crashed_kernel, kernel_mark, mark_kernels, marks_path, running_kernel
 
 WRAPPER = """def call(args):
     buf0 = empty_strided_cpu((4, 4), (4, 1), torch.float32)
@@ -39,15 +41,16 @@ def test_a_frame_on_another_line_or_in_no_file_names_none(tmp_path):
 
 def test_a_marked_kernel_names_itself_while_it_runs_and_only_then(tmp_path):
     """A wrapper module's `cpp_*` globals are wrapped; others (an extern call, a Triton kernel,
-    a class) are not. Inside the kernel the file names it; after it returns or raises, nothing."""
+    a class) are not. Inside the kernel the file names it and when it started; after it
+    returns or raises, nothing."""
     path = marks_path(tmp_path, os.getpid())
-    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    path.write_bytes(bytes(MARK_WIDTH))
     seen = []
 
     def kernel(fail):
         seen.append(running_kernel(path))
-        name, seconds = kernel_running_for(path)  # since when: a kernel named for long is stuck
-        assert name == "cpp_fused_relu_0" and 0 <= seconds < 60
+        name, since = kernel_mark(path)
+        assert name == "cpp_fused_relu_0" and abs(time.time() - since) < 60
         if fail:
             raise RuntimeError("kernel failed")
         return 7
@@ -55,14 +58,12 @@ def test_a_marked_kernel_names_itself_while_it_runs_and_only_then(tmp_path):
     triton = object()
     module = types.SimpleNamespace(cpp_fused_relu_0=kernel, triton_poi_fused_0=triton, cpp_kernel_class=dict,
                                    extern=kernel)
-    try:
-        mark_kernels(module, fd)
+    with open(path, "r+b") as f, mmap.mmap(f.fileno(), MARK_WIDTH) as marks:
+        mark_kernels(module, marks)
         assert module.extern is kernel and module.triton_poi_fused_0 is triton and module.cpp_kernel_class is dict
         assert module.cpp_fused_relu_0(False) == 7 and running_kernel(path) is None
         with pytest.raises(RuntimeError):
             module.cpp_fused_relu_0(True)
-        assert running_kernel(path) is None and kernel_running_for(path) is None
-    finally:
-        os.close(fd)
+        assert running_kernel(path) is None and kernel_mark(path) is None
     assert seen == ["cpp_fused_relu_0", "cpp_fused_relu_0"]
     assert running_kernel(tmp_path / "absent") is None
