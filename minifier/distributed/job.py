@@ -51,10 +51,12 @@ class RunningJob:
     stop_key: int | None = None
     born: float = field(default_factory=time.monotonic)
 
-    def finish(self, timeout: float, left: float | None = None) -> "Capture":
+    def finish(self, timeout: float, left: float | None = None, hang_after: float | None = None) -> "Capture":
         """Wait for the job (`timeout`: every rank's limit, from the start), end what is left and
         read it. `left`: seconds the run may still take (--max-time). Ranks still running
-        PEER_GRACE after another ended (a rank that hangs, its peers waiting on it) are ended."""
+        PEER_GRACE after another ended (a rank that hangs, its peers waiting on it) are ended.
+        `hang_after` is not used: a rank's stuck kernel does not end the job early (a single
+        process's capture: minifier.capture.process)."""
         wait = max(0.0, timeout - (time.perf_counter() - self.start))
         cut = left is not None and left < wait
         ended = self._wait(min(wait, max(0.0, left)) if cut else wait)
