@@ -158,12 +158,13 @@ def apply(injection) -> _Applied:
         raise ValueError(f"unknown injection kind {injection.kind!r}; choose from {', '.join(KINDS)}")
     applied = _Applied(injection)
     check_printed(injection)
-    for path in injection.printed_paths():
+    printed = injection.printed_paths()
+    for path in printed:
         if path not in PATH_CLASSES:
             raise ValueError(f"unknown codegen path {path!r}; choose from {', '.join(ALL_PATHS)}")
         cls = _class_for(path)
         if injection.op not in cls.__dict__:
-            if path == "cpp" or injection.printed_paths() == (path,):
+            if path == "cpp" or printed == (path,):
                 raise ValueError(f"{cls.__name__} prints no op named {injection.op!r}")
             continue  # e.g. an op Triton prints through a generic path: nothing to patch there
         # subclasses' own copies, which reroute_copies may replace (undone last to first)
