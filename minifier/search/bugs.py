@@ -23,7 +23,8 @@ from minifier.graph.nodes import observed, output_names, own_metrics, stored_out
 from minifier.localize.cudagraphs_rung import cudagraphs_rung
 from minifier.localize.divergence import exposed_nodes, find_divergence
 from minifier.localize.pieces import Piece, failing_pieces, for_pieces
-from minifier.workers.ask import Question, divergence_question, repeats_question, stuck_after, tries_questions
+from minifier.workers.ask import (Question, divergence_question, kernels_question, repeats_question, stuck_after,
+                                  tries_questions)
 from minifier.workers.answer import Answer
 from minifier.workers.evaluate import Evaluator
 from minifier.workers.worker import cuda_context_poisoned
@@ -65,28 +66,27 @@ class Bug:
 
 
 def first_failing_stage(ev: Evaluator, gm: fx.GraphModule, kind: str) -> tuple[str, dict]:
-    """The earliest stage whose failure has the same kind as the Inductor one. The stages
-    are checked side by side: most bugs are Inductor's, so every stage runs anyway."""
+    """The earliest stage whose failure has the same kind as the Inductor one (checked side by side)."""
     stages = [s for s in STAGES if s != "inductor"]
     for stage, answer in zip(stages, ev.outcomes_at(gm, stages)):
-        if Answer.from_wire(answer).failed and Answer.from_wire(answer).kind == kind:
+        if (typed := Answer.from_wire(answer)).failed and typed.kind == kind:
             return stage, answer
     return "inductor", {}
 
 
 def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: dict,
                        known_kernels: list | None = None, known_metrics: dict | None = None) -> list[Question]:
-    """What confirming a bug leads to, asked for all at once so that the workers never wait on
-    one another: for an accuracy failure where at Inductor it starts (minifier.localize.divergence:
-    the longest, so first), the `tries` runs of the graph, then each stage before Inductor. Most bugs are
-    Inductor's, so the first is nearly always needed; when an earlier stage fails it is asked
-    again there."""
+    """What confirming a bug leads to, asked at once so that no worker waits on another: an accuracy
+    failure's divergence search (the longest, so first), the `tries` runs, a crash's or hang's kernel
+    map (its kernel's nodes: made beside the tries, not after them), then each stage before Inductor."""
     checks = []
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
         checks.append(divergence_question(gm, known_kernels, known_metrics))
     checks.append(repeats_question(gm, tries))
     if ends_its_process(signature):  # each further try in a process of its own: all asked at once
         checks += tries_questions(gm, 1, tries)
+    if signature.startswith(("crash@inductor", "hang@inductor")):
+        checks.append(kernels_question(gm))
     return checks + [Question(gm, stage) for stage in STAGES if stage != "inductor"]
 
 

@@ -56,12 +56,13 @@ def test_the_tries_of_a_crash_are_asked_at_once_and_its_next_questions_beside_it
     tries = [row for row in checks if row["stage"] == "inductor"][:3]  # rows come in the order answered
     assert sorted(row["runs"] for row in tries) == [1, 1, 3], tries  # one job, then a fresh worker per try
     assert max(row["queued"] for row in tries) - tries[0]["queued"] < 0.1, tries
-    # The crash named its kernel (the dead worker's fault-handler stacks), so the whole graph's
-    # kernels (code generated, nothing run) are asked once, at the confirmation, for the nodes the
+    # The crash names its kernel (the dead worker's marks file), so the whole graph's kernels (code
+    # generated, nothing run) are asked once, with the tries (not after them), for the nodes the
     # reduction cuts after first; localization takes the same answer later.
     kernels = sorted((row for row in timeline if row["op"] == "kernels"), key=lambda row: row["source_lines"])
     small, whole = kernels[0]["source_lines"], kernels[-1]  # the reduced graph's size; the whole graph's job
     assert sum(1 for row in kernels if row["source_lines"] == whole["source_lines"]) == 1, kernels
+    assert whole["queued"] - tries[0]["queued"] < 0.1, (whole, tries)
     assert whole["queued"] < min(c["queued"] for c in checks if c["source_lines"] == small), timeline
     assert "log1p" in " ".join(_report(crashed)["failure"]["kernel_nodes"]), _report(crashed)["failure"]
     # Once the reduction keeps one op, the masked graph's check is asked beside the rest of it.
