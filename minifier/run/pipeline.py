@@ -31,7 +31,8 @@ from minifier.report.same_bug import merge_same_bugs, reduced_in
 from minifier.report.shared_causes import mark_shared_causes
 from minifier.run.collective_run import collective_bug, collective_result
 from minifier.run.stopped import StepsSeen, resume_line, write_stopped
-from minifier.search.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process, known_ops
+from minifier.search.bugs import Bug, BugSearch, bugs_in_graph, bugs_in_pieces, cut_note, ends_its_process
+from minifier.search.masking import known_ops
 from minifier.search.unjudged_outputs import bugs_at_unjudged_outputs
 from minifier.start.launch import Launched, Options, Result, UserError, cores, launch
 from minifier.start.session import Session

@@ -14,11 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import torch
 import torch.fx as fx
 
 from compiler.stages import STAGES
-from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
+from minifier.graph.edit import op_label, op_names, rebuild
 from minifier.graph.nodes import observed, output_names, own_metrics, stored_outputs
 from minifier.localize.cudagraphs_rung import cudagraphs_rung
 from minifier.localize.divergence import exposed_nodes, find_divergence
@@ -35,6 +34,7 @@ from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 from minifier.search.kernel_nodes import failing_kernel_nodes
 from minifier.search.lookahead import INPUT_PASSES, likely_questions
+from minifier.search.masking import ask_masked_at_one_op, ask_masked_early, masked_after, same_op
 from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4
@@ -169,7 +169,7 @@ def bugs_in_graph(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, f
         bugs.append(bug)
         search.on_reduced(bug, ev)
         kernels_later = [bug.small] + [gm] * (len(bugs) == 1)
-        masked |= {name for name in op_names(bug.small) if name in values} | same_label  # a tuple cannot be fed
+        masked |= masked_after(gm, bug.small, values, same_label)
     return bugs, ev
 
 
@@ -241,36 +241,6 @@ def bugs_in_pieces(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, 
     return bugs, ev, first
 
 
-def known_ops(gm: fx.GraphModule, values: dict, known: dict, signature: str) -> dict[str, Bug]:
-    """The nodes of `gm` (fed recorded values) whose op is the first divergent node's of a known
-    Inductor accuracy bug, each with that bug: a model repeats its layers, and T5's eight pieces
-    each confirmed, located and masked its planted `mean` bug again, a few compiles a piece. None
-    unless `gm`'s own failure (`signature`) is wrong values too: a compile error in that op
-    would be another bug, and would pass once the op is masked."""
-    if not signature.startswith("accuracy@"):
-        return {}
-    return {name: bug for (key, label), bug in known.items() if label and key == "accuracy@inductor"
-            for name in same_op(gm, label, values)}
-
-
-def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
-    """The nodes of `gm` that call the op `label` names and can be fed recorded values."""
-    return {n.name for n in op_nodes(gm) if op_label(n) == label and isinstance(values.get(n.name), torch.Tensor)}
-
-
-def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
-                         outputs: list[str] | None, first: bool) -> Callable[[fx.GraphModule], None]:
-    """For a bug with no culprit node (a crash, an error, an assert): once its reduction keeps one
-    op, the graph's next question is known (does it still fail with that op fed its recorded
-    value?), and is asked beside the rest of the reduction (shapes, values), with the whole
-    graph's kernels that localization asks of the `first` bug."""
-    def ask(small: fx.GraphModule) -> None:
-        ask_masked_early(gm, masked | {name for name in op_names(small) if name in values}, values, ev, outputs)
-        if first:
-            ev.kernels_ahead([gm])
-    return ask
-
-
 def ask_input_passes_ahead(ev: Evaluator, ctx: Context) -> Callable[[str, fx.GraphModule], None]:
     """For a bug with no culprit node: when the input passes first start on a graph of one op,
     what they will likely ask is asked at once (minifier.search.lookahead)."""
@@ -282,19 +252,6 @@ def ask_input_passes_ahead(ev: Evaluator, ctx: Context) -> Callable[[str, fx.Gra
             asked = True
             ev.prefetch([Question(q) for q in likely_questions(g, ctx, ev.validate)])
     return before
-
-
-def ask_masked_early(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
-                     outputs: list[str] | None = None) -> None:
-    """Most accuracy bugs reduce to their first divergent node alone, and the question after
-    the reduction is whether the graph still fails with that node fed its eager value: asked
-    now, it runs beside the reduction (on another bug's ops it is one wasted check)."""
-    try:
-        after = rebuild(gm, cut=masked, values=values, outputs=outputs)
-    except ValueError:  # no recorded value to feed it
-        return
-    if op_names(after):
-        ev.prefetch([Question(after, "inductor")])
 
 
 def confirm(index: int, gm: fx.GraphModule, values: dict, ev: Evaluator, tries: int,

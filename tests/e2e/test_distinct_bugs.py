@@ -51,6 +51,27 @@ def test_compile_error_and_accuracy_bug_in_different_ops(tmp_path):
 
 
 @pytest.mark.slow
+def test_an_error_in_each_layer_does_not_hide_an_accuracy_bug_beside_it(tmp_path):
+    """The relu knob's error (C++ throws) fails in both layers: once reduced to one relu, every
+    relu is masked before the next search, which then finds log1p's wrong values rather than the
+    other relu's error again ("same bug")."""
+    proc, report = _minify(tmp_path, """\
+        import torch
+        torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "runtime_error"
+        torch._inductor.config.cpp.inject_log1p_bug_TESTING_ONLY = "accuracy"
+        def f(x, y):
+            a = torch.relu(x.sin()) * 2
+            b = torch.relu(a.cos() - 1) + 3
+            return b * torch.log1p(y.abs())
+        torch.compile(f)(torch.randn(64), torch.randn(64))
+        """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kinds = {b["failure"]["kind"]: b["ops"] for b in report["bugs"]}
+    assert kinds == {"runtime_error": ["relu"], "accuracy": ["log1p"]}, report["bugs"]
+    assert all(b["verified"] for b in report["bugs"]), report["bugs"]
+
+
+@pytest.mark.slow
 def test_bool_output_bug_is_detected_and_reduced(tmp_path):
     proc, report = _minify(tmp_path, """\
         import torch
