@@ -254,7 +254,8 @@ def test_a_known_accuracy_bugs_op_is_masked_first_only_in_a_graph_that_fails_on_
     import torch
     import torch.fx as fx
 
-    from minifier.search.bugs import Bug, known_ops
+    from minifier.search.bugs import Bug
+    from minifier.search.masking import known_ops
 
     gm = fx.symbolic_trace(lambda x: torch.relu(x) + torch.sin(x))
     values = {"relu": torch.ones(2), "sin": torch.ones(2)}
