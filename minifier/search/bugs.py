@@ -34,7 +34,7 @@ from minifier.reduce.passes.cut_at_divergence import likely_first
 from minifier.reduce.reducer import reduce_graph, with_candidate_check
 from minifier.search.kernel_nodes import failing_kernel_nodes
 from minifier.search.lookahead import INPUT_PASSES, likely_questions
-from minifier.search.masking import ask_masked_at_one_op, ask_masked_early, masked_after, same_op
+from minifier.search.masking import ask_masked_at_one_op, ask_masked_early, known_ops, masked_after, same_op
 from repro.value_store import memory_budget
 
 MAX_BUGS_PER_GRAPH = 4
