@@ -33,13 +33,21 @@ def same_op(gm: fx.GraphModule, label: str, values: dict) -> set[str]:
 def masked_after(gm: fx.GraphModule, small: fx.GraphModule, values: dict, same_label: set[str]) -> set[str]:
     """What a reduced bug masks in `gm` before the next search: its repro's ops (those that can be
     fed: not a tuple), and the nodes of its culprit's op (`same_label`). A bug with no culprit (a
-    crash, an error, an assert) reduced to one op masks every node of that op: its lowering fails
-    in each layer of a model, and the next layer's failure would hide any other bug as the same."""
-    ops = op_nodes(small)
-    own = {n.name for n in ops if n.name in values}
-    if same_label or len(ops) != 1:
+    crash, an error, an assert) masks every node of each op its repro returns (the failing one:
+    the reduction cuts after it): that op's lowering fails in each layer of a model, and the next
+    layer's failure would hide any other bug as the same."""
+    own = {n.name for n in op_nodes(small) if n.name in values}
+    if same_label:
         return own | same_label
-    return own | same_op(gm, op_label(ops[0]), values)
+    return own.union(*(same_op(gm, label, values) for label in returned_ops(small)))
+
+
+def returned_ops(gm: fx.GraphModule) -> set[str]:
+    """The op labels of the nodes `gm` returns."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    found: list[fx.Node] = []
+    fx.node.map_arg(output.args, found.append)
+    return {op_label(n) for n in found if n.op in ("call_function", "call_method", "call_module")}
 
 
 def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
