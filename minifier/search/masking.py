@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 import torch.fx as fx
 
-from minifier.graph.edit import op_label, op_names, op_nodes, rebuild
+from minifier.graph.edit import op_label, op_names, op_nodes, output_nodes, rebuild
 from minifier.workers.ask import Question
 from minifier.workers.evaluate import Evaluator
 
@@ -44,10 +44,7 @@ def masked_after(gm: fx.GraphModule, small: fx.GraphModule, values: dict, same_l
 
 def returned_ops(gm: fx.GraphModule) -> set[str]:
     """The op labels of the nodes `gm` returns."""
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    found: list[fx.Node] = []
-    fx.node.map_arg(output.args, found.append)
-    return {op_label(n) for n in found if n.op in ("call_function", "call_method", "call_module")}
+    return {op_label(n) for n in output_nodes(gm) if n.op in ("call_function", "call_method", "call_module")}
 
 
 def ask_masked_at_one_op(gm: fx.GraphModule, masked: set[str], values: dict, ev: Evaluator,
