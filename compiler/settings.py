@@ -34,6 +34,19 @@ VALUES = {
 ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
+# Environment variables torch reads as a "force": each would beat its value in VALUES, whatever
+# `apply` sets (TORCHINDUCTOR_FX_GRAPH_CACHE=1 in the user's shell would let a clean compile be
+# served to a planted one; =0 would keep compiler.shared_compile from storing a try's compile).
+OVERRIDES = ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE")
+
+
+def drop_overrides() -> None:
+    """Unset OVERRIDES in this process's environment, before torch loads here or in any process
+    it starts: VALUES then hold in each of them as `apply` sets them."""
+    for name in OVERRIDES:
+        os.environ.pop(name, None)
+
+
 def share_cores() -> None:
     """Set ENVIRONMENT in this process's environment, for itself and every process it starts;
     a value the user set stays."""

@@ -82,9 +82,10 @@ def speculative_checks(gm: fx.GraphModule, tries: int, signature: str, values: d
     checks = []
     if signature.startswith("accuracy") and exposed_nodes(gm, values):
         checks.append(divergence_question(gm, known_kernels, known_metrics))
-    checks.append(repeats_question(gm, tries))
-    if ends_its_process(signature):  # each further try in a process of its own: all asked at once
-        checks += tries_questions(gm, 1, tries)
+    ends = ends_its_process(signature)  # each further try in a process of its own: all asked at once,
+    checks.append(repeats_question(gm, tries, share_compile=ends))  # loading the first's compile
+    if ends:
+        checks += tries_questions(gm, 1, tries, {"share_compile": True})
     if signature.startswith(("crash@inductor", "hang@inductor")):
         checks.append(kernels_question(gm))
     return checks + [Question(gm, stage) for stage in STAGES if stage != "inductor"]

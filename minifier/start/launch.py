@@ -211,6 +211,7 @@ def launch(opts: Options) -> Launched:
     """Check the script, prepare the output folder, start the zygote and the capture."""
     start = time.perf_counter()
     settings.share_cores()  # before the first torch process starts, this one included
+    settings.drop_overrides()
     program = resolve_program(opts)
     out, claim = output_folder(opts)
     try:

@@ -264,14 +264,16 @@ class Asker:
                              "seconds": round(answer.seconds or 0.0, 3)})
 
 def repeats_question(gm: fx.GraphModule, times: int, kernel_map: bool = False, judged: int | None = None,
-                     until_pass: bool = False) -> Question:
+                     until_pass: bool = False, share_compile: bool = False) -> Question:
     """The question `Asker.repeats` asks first, for `prefetch`; `kernel_map`: the answer
     also holds the kernels built (for a divergence job on the same graph, see below);
     `judged`: only the first outputs decide the verdict (Job.judged_outputs); `until_pass`:
-    no run after one that passes (Job.until_pass)."""
+    no run after one that passes (Job.until_pass); `share_compile`: its compile is kept for
+    the tries asked as jobs of their own (Job.share_compile; the same key either way)."""
     return Question(gm, None, 0, {"runs": times, **({"kernel_map": True} if kernel_map else {}),
                                   **({"judged_outputs": judged} if judged else {}),
-                                  **({"until_pass": True} if until_pass else {})})
+                                  **({"until_pass": True} if until_pass else {}),
+                                  **({"share_compile": True} if share_compile else {})})
 
 
 def tries_questions(gm: fx.GraphModule, first: int, times: int, how: dict | None = None) -> list[Question]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field, fields
 
 from compiler.judging import Judging
@@ -20,6 +21,8 @@ from compiler.judging import Judging
 # for more than one run (see `Job.key`).
 KEY_FIELDS = ("source", "inputs", "stage", "spec", "injections", "atol", "rtol", "strict", "context", "repeat")
 # `calls_before` joins the key where it is not 0
+# What the compile of a check depends on: the tries that share one (`compile_store`) agree on all of it.
+STORE_FIELDS = ("source", "inputs", "stage", "spec", "injections", "context", "backward", "calls_before")
 _TUPLES = ("inputs", "injections", "node_names", "known_kernels")  # lists on the wire, tuples in a Job
 
 
@@ -50,6 +53,8 @@ class Job:
     # pool once the run has seen a device assert: compiler/device_asserts.py); not in the key
     until_pass: bool = False  # check: no run after one that passes (a piece that passes is looked at no
     # further); not in the key: the answer is the first runs of the same question (Evaluator.repeats)
+    share_compile: bool = False  # check: the whole-graph compile kept for, or loaded from, the other tries
+    # of this question (`compile_store`); not in the key: it changes how long, not what is answered
 
     def __post_init__(self) -> None:
         for name in _TUPLES:
@@ -67,6 +72,15 @@ class Job:
         wire = self.to_dict()
         blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
+
+    def compile_store(self) -> str | None:
+        """Where the tries of this question keep the compile they share (compiler.shared_compile):
+        a folder per graph, inputs, stage and setup, under the case's own; None unless `share_compile`."""
+        if not self.share_compile:
+            return None
+        wire = self.to_dict()
+        blob = json.dumps({k: wire.get(k) for k in STORE_FIELDS}, sort_keys=True, default=str)
+        return os.path.join(self.case_dir, "compiles", hashlib.sha256(blob.encode()).hexdigest()[:16])
 
     def to_dict(self) -> dict:
         """The job as sent to a worker: plain lists and dicts, unset (None) fields left out; the

@@ -23,7 +23,7 @@ def run_check(job: Job, values: CaseValues) -> dict:
 
     import torch
 
-    from compiler import device_asserts, inject, kernels
+    from compiler import device_asserts, inject, kernels, shared_compile
     from compiler.graph_code import module_from_source
     from compiler.stages import CompileSpec, fresh_compile_state, kernel_build_threads
     from compiler.oracle import check_against, expected_of
@@ -40,8 +40,10 @@ def run_check(job: Job, values: CaseValues) -> dict:
     waits = job.kernel_waits and job.stage == "inductor"
     recording = kernels.recorded_kernels() if job.kernel_map or waits else contextlib.nullcontext([])
     waiting = device_asserts.kernel_waits() if waits else contextlib.nullcontext([])
+    loaded = shared_compile.loads()
     with inject.injected(*injections), recording as kernel_map, waiting as asserted_in:
-        with fresh_compile_state(spec), kernel_build_threads(job.kernel_threads), modes():
+        with fresh_compile_state(spec), shared_compile.stored_in(job.compile_store()), \
+                kernel_build_threads(job.kernel_threads), modes():
             if job.backward:  # gradients judged too: eager's and the compiled backward graph's
                 inputs = requiring_grad(inputs)
             eager = Backward(model) if job.backward else model
@@ -65,6 +67,8 @@ def run_check(job: Job, values: CaseValues) -> dict:
             # seeded: judged from seed 0 with fallback_random=True, as the repro must run it too
             answers.append({**outcome.__dict__, "seeded": seeded and outcome.status == "fail"})
     result = {**answers[0], "runs": answers} if len(answers) > 1 else answers[0]
+    if shared_compile.loads() > loaded:  # another try's compile served this one (Job.share_compile)
+        result = {**result, "compile_loaded": True}
     if kernel_map and job.kernel_map:  # the kernels the check built, for a later divergence job on this graph
         result = {**result, "kernels": [k.to_dict() for k in kernel_map]}
     if asserted_in and cuda_context_poisoned(result):  # where the reduction cuts first (cut_after_culprit)

@@ -155,3 +155,23 @@ def test_asking_and_judging_are_separate_types():
     other = ev.for_bug("inductor", "accuracy@inductor", culprit="relu")
     assert isinstance(other, Asker) and other.judge == Judge("accuracy@inductor", "relu")
     assert other.counters is ev.counters and other.cache is ev.cache
+
+
+def test_the_tries_of_a_process_ending_failure_share_one_compile_store_and_keep_their_keys():
+    from compiler.inject import Injection
+    from minifier.search.bugs import speculative_checks
+
+    gm = _graph()
+    crash = Evaluator(AnsweringPool(FAILS), Path("/case"), CompileSetup(CompileSpec(), []), signature="crash@inductor|SIGABRT")
+    questions = speculative_checks(gm, 3, crash.signature, {})
+    tries = [crash.job(q.gm, q.stage, q.repeat, **(q.how or {})) for q in questions if q.stage is None]
+    assert len(tries) == 3 and all(j.share_compile for j in tries)
+    stores = {j.compile_store() for j in tries}
+    assert len(stores) == 1 and stores.pop().startswith("/case/compiles/")
+    assert [j.key() for j in tries] == [crash.job(gm, None, j.repeat, runs=j.runs).key() for j in tries]  # as Evaluator.repeats asks
+    planted = Evaluator(AnsweringPool(FAILS), Path("/case"), CompileSetup(CompileSpec(), [Injection("relu").to_dict()]),
+                        signature="crash@inductor|SIGABRT")
+    assert planted.job(gm, share_compile=True).compile_store() != crash.job(gm, share_compile=True).compile_store()
+    accuracy = [q for q in speculative_checks(gm, 3, "accuracy@inductor", {}) if q.stage is None]
+    assert not any((q.how or {}).get("share_compile") for q in accuracy)  # one job, one compile: nothing to share
+    assert crash.job(gm).compile_store() is None
