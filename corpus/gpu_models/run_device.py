@@ -2,6 +2,7 @@
 
     PYTHONPATH=.:TRANSFORMERS_DIR python corpus/gpu_models/run_device.py --out DIR --work DIR
         [--deadline S] [--first NAME] [--only a,b] [--skip a,b] [--kinds a,b] [--jobs N] [--cards 0,1,..]
+        [--vs-builtin [--markdown]]
 
 Order: the first device-assert case alone first (a safety check: the GPU must still answer after
 it), then rounds that give every model and mode one plant before any gets a second, the kinds
@@ -20,6 +21,13 @@ With --cards 0,1,.. (a host of several cards) the cases are dealt round-robin to
 running its share one after another, pinned with CUDA_VISIBLE_DEVICES and given a GPU gate of its
 own (MINIFY_GPU_GATE, docs/gpu-safety.md): a case still runs alone on its card, and the health
 check after it asks that card.
+
+With --vs-builtin PyTorch's own minifier runs on each case after minify, the documented two-step
+way and as `minify bench --vs-builtin` runs it (minifier/bench/builtin.py: the plant reaches its
+processes as a sitecustomize.py, its launcher as torch 2.13 writes it); a fresh process must reach
+the GPU after it too. --markdown then prints the rows of this run as a table under one line naming
+the date, commit, machine and torch, with minify's time over the built-in's where the built-in
+gave a repro.
 """
 from __future__ import annotations
 
@@ -104,6 +112,35 @@ def summary(case: dict, out: Path, code: int | None, wall: float) -> dict:
             "bugs": bugs, "minify_gpu_health": d.get("gpu_health")}
 
 
+def builtin_run(case: dict, root: Path, timeout: float, env: dict | None = None) -> dict:
+    """PyTorch's minifier on the case, as the bench runs it (minifier/bench/builtin.py)."""
+    from compiler.inject import parse_spec
+    from minifier.bench.builtin import run_builtin
+
+    bench_case = {**case, "script": f"gpu_models/{case['script']}", "culprit_ops": case["expected_ops"]}
+    pinned = {k: v for k, v in (env or {}).items() if k in ("CUDA_VISIBLE_DEVICES", "MINIFY_GPU_GATE")}
+    return run_builtin(bench_case, root, [parse_spec(case["inject"]).to_dict()], False, timeout, pinned or None)
+
+
+def table(rows: list[dict]) -> str:
+    """The rows as a markdown table under the line naming the run (minify bench --markdown's)."""
+    from minifier.bench.markdown import builtin_answer, run_facts
+
+    facts = run_facts(["cuda"])
+    lines = [f"corpus/gpu_models/run_device.py --vs-builtin, {facts['date']}, commit {facts['commit']}, "
+             f"{facts['machine']}, torch {facts['torch']}", "",
+             "| case | plant | minify | repro ops | verified | built-in | built-in's answer | minify / built-in |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        b = r.get("builtin") or {}
+        works = b.get("outcome") == "ok" and b.get("reproduces") is not False and b.get("seconds")
+        ratio = f"{r['wall'] / b['seconds']:.2f}x" if works else "-"
+        lines.append(f"| {r['name']} | `{r['plant']}` | {r['wall']} s | {', '.join(r.get('ops') or []) or '-'} | "
+                     f"{r.get('verified')} | {str(b['seconds']) + ' s' if b.get('seconds') else '-'} | "
+                     f"{builtin_answer(b)} | {ratio} |")
+    return "\n".join(lines)
+
+
 def run_one(case: dict, root: Path, max_time: float, log, env: dict | None = None) -> dict:
     """minify on one case, its bug planted with --inject; the summary of its report."""
     out = root / "minify" / case["name"]
@@ -139,6 +176,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to run")
     p.add_argument("--jobs", type=int, default=1, help="cases that cannot assert run this many at a time")
     p.add_argument("--cards", help="comma-separated cards to deal the cases to, each running its share in turn")
+    p.add_argument("--vs-builtin", action="store_true", help="also run PyTorch's own minifier on each case")
+    p.add_argument("--markdown", action="store_true", help="print this run's rows as a table at the end")
     ns = p.parse_args(argv)
     cases = json.loads((HERE / "manifest.json").read_text())
     if ns.only:
@@ -148,6 +187,13 @@ def main(argv: list[str]) -> int:
         cases = ordered(cases, ns.first)
     cases = [c for c in cases if c["name"] not in ns.skip.split(",") and c["kind"] in ns.kinds.split(",")]
     ns.out.mkdir(parents=True, exist_ok=True)
+    code = run_cases(cases, ns)
+    if ns.markdown:
+        print(table(RECORDED))
+    return code
+
+
+def run_cases(cases: list[dict], ns) -> int:
     with open(ns.out / "results.jsonl", "a") as results, open(ns.out / "runner.log", "a") as log:
         if ns.jobs > 1:
             side = [c for c in cases if c["kind"] != "device_assert"]
@@ -164,11 +210,23 @@ def main(argv: list[str]) -> int:
 
 
 _RECORDING = threading.Lock()
+RECORDED: list[dict] = []  # this run's rows, for --markdown
+
+
+def checked(row: dict, case: dict, ns, env: dict | None = None) -> dict:
+    """`row` with the GPU checked after minify, and with --vs-builtin the built-in's run on the
+    case and the GPU checked again after it (`gpu_after` holds the later check's answer)."""
+    row["gpu_after"] = gpu_health(env)
+    if ns.vs_builtin and row["gpu_after"]["ok"]:
+        row["builtin"] = builtin_run(case, ns.work, max(ns.max_time, 300.0), env)
+        row["gpu_after_minify"], row["gpu_after"] = row["gpu_after"], gpu_health(env)
+    return row
 
 
 def record(row: dict, results, log) -> bool:
     """One result line; False when the GPU no longer answers (the runner stops)."""
     with _RECORDING:
+        RECORDED.append(row)
         results.write(json.dumps(row) + "\n")
         results.flush()
         log.flush()
@@ -190,8 +248,7 @@ def run_side_by_side(cases: list[dict], ns, results, log) -> bool:
             return None
         row = run_one(case, ns.work, min(ns.max_time, left - 45), log)
         row["script_alone"] = None
-        row["gpu_after"] = gpu_health()
-        return row
+        return checked(row, case, ns)
 
     ok = True
     with ThreadPoolExecutor(ns.jobs) as pool:
@@ -214,8 +271,7 @@ def run_in_turn(cases: list[dict], ns, results, log, card: int | None = None) ->
             alone[key] = script_alone(case, log, env)
         row = run_one(case, ns.work, min(ns.max_time, left - 45), log, env)
         row["script_alone"], row["card"] = alone.get(key), card
-        row["gpu_after"] = gpu_health(env)
-        if not record(row, results, log):
+        if not record(checked(row, case, ns, env), results, log):
             return 2
     return 0
 

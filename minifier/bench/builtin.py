@@ -5,7 +5,8 @@ runtime errors, 3 for crashes), then `python minifier_launcher.py minify`. The b
 process and the sub-processes it starts must see the bug too: a bug planted through
 `compiler.inject` lives only in the script's process, so the bench writes the same injections as
 a sitecustomize.py on the PYTHONPATH of every built-in step after the dump run (which plants them
-itself), standing in for a bug inside the installed torch. Bugs set through Inductor's own test
+itself; a case planted on minify's command line, corpus/gpu_models, takes it in its dump run too),
+standing in for a bug inside the installed torch. Bugs set through Inductor's own test
 knobs (inject_relu_bug_TESTING_ONLY) travel in the launcher's config anyway. A foreign program
 (kind `none`) has no repro level: nothing fails, so there is nothing for the built-in to minify.
 
@@ -27,7 +28,8 @@ from pathlib import Path
 from compiler.capture_record import CaptureSchemaError, ScriptEnding, read
 from minifier.bench.cases import CORPUS, project_env, timed
 
-REPRO_LEVEL = {"accuracy": 4, "compile_error": 2, "runtime_error": 2, "crash": 3}
+REPRO_LEVEL = {"accuracy": 4, "compile_error": 2, "runtime_error": 2, "crash": 3,
+               "device_assert": 2}  # corpus/gpu_models: a Triton assert raises in Python, as runtime_error
 # FX op names (manifest) -> aten names the built-in's AOT-level repro shows for them.
 ATEN_NAMES = {"and_": ["bitwise_and", "logical_and"], "truediv": ["div"], "floordiv": ["div", "floor_divide"],
               "mean": ["mean", "sum"], "layer_norm": ["native_layer_norm", "var_mean", "rsqrt"],
@@ -98,14 +100,16 @@ def run_builtin(case: dict, work: Path, injections: list[dict], no_isolate: bool
     cache = cache or {}
     if injections:
         (site / "sitecustomize.py").write_text(sitecustomize_source(injections))
-    # A warm AOTAutograd cache skips the after_aot hook, so the dump would see no graph at all
-    # (its FX graph cache, which the hook does see, stays on).
-    dump_env = {**project_env(), "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+    # A case planted on minify's command line (`inject`: corpus/gpu_models) is a plain script: its dump run
+    # takes the plant from the sitecustomize.py as well. A warm AOTAutograd cache skips the after_aot
+    # hook, so the dump would see no graph at all (its FX graph cache, which the hook does see, stays on).
+    dump_env = {**project_env([site] if case.get("inject") else []), "TORCHDYNAMO_REPRO_AFTER": "aot",
+                "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
                 "TORCHDYNAMO_REPRO_LEVEL": str(REPRO_LEVEL[case["kind"]]),
                 "TORCH_COMPILE_DEBUG_DIR": str(folder), **cache}
     result: dict = {"level": REPRO_LEVEL[case["kind"]], "carried_by": "sitecustomize" if injections else "config"}
-    code, dump_s, _ = timed([sys.executable, str(CORPUS / case["script"])], folder, dump_env, timeout,
-                            folder / "dump.log")
+    script = [sys.executable, str(CORPUS / case["script"]), *case.get("args", [])]  # args: corpus/gpu_models
+    code, dump_s, _ = timed(script, folder, dump_env, timeout, folder / "dump.log")
     result.update(dump_rc=code, dump_seconds=round(dump_s, 1))
     launchers = sorted(folder.glob("torch_compile_debug/run_*/minifier/minifier_launcher.py"),
                        key=lambda p: p.stat().st_mtime)

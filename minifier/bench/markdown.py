@@ -43,7 +43,8 @@ def run_facts(devices: list[str]) -> dict:
             "torch": torch.__version__}
 
 
-def _builtin_answer(b: dict) -> str:
+def builtin_answer(b: dict) -> str:
+    """The built-in's answer in a table cell: what its repro holds, or why it failed."""
     if not b:
         return "-"
     if b.get("outcome") == "ok":
@@ -75,5 +76,5 @@ def markdown(rows: list[Row], facts: dict, vs_builtin: bool, flags: str) -> str:
         ratio = f"{r.wall / b['seconds']:.2f}x" if b.get("seconds") and r.wall else "-"
         name = r.name if r.correct else f"{r.name} (minify: {got})"
         lines.append(f"| {name} | {minify} | {r.compiles if r.compiles is not None else '-'} | "
-                     f"{str(b.get('seconds', '-')) + ' s' if b.get('seconds') else '-'} | {_builtin_answer(b)} | {ratio} |")
+                     f"{str(b.get('seconds', '-')) + ' s' if b.get('seconds') else '-'} | {builtin_answer(b)} | {ratio} |")
     return "\n".join(lines)
