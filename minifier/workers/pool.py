@@ -163,7 +163,8 @@ def _timeline_row(job: dict, answer: dict, queued: float, start: float) -> dict:
             "seconds": round(answer.get("wall", 0.0), 2), "status": answer.get("status"), "kind": answer.get("kind"),
             **({"compiles": answer["compiles"]} if "compiles" in answer else {}),
             **({"peak_mib": answer["peak_mib"]} if answer.get("peak_mib") else {}),
-            **({"judged_outputs": job["judged_outputs"]} if job.get("judged_outputs") else {})}
+            **({"judged_outputs": job["judged_outputs"]} if job.get("judged_outputs") else {}),
+            **({"compile_loaded": True} if answer.get("compile_loaded") else {})}  # compiler/shared_compile.py
 
 
 class WorkerPool:

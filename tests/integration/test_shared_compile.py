@@ -43,6 +43,8 @@ def test_a_later_try_loads_the_compile_an_earlier_try_stored_and_judges_it_alike
     first, second = _try(planted, gm, 1), _try(planted, gm, 2)
     assert first["status"] == second["status"] == "fail" and first["kind"] == second["kind"] == "accuracy"
     assert "compile_loaded" not in first and second.get("compile_loaded") is True
+    checks = [row for row in pool.timeline if row["op"] == "check"]
+    assert [row.get("compile_loaded") for row in checks] == [None, True]  # work/timeline.json says so
     clean = Evaluator(pool, tmp_path, CompileSetup(CompileSpec(), []), signature="")
     answer = _try(clean, gm, 1)  # the same graph without the plant: its own store, its own compile
     assert answer["status"] == "pass" and "compile_loaded" not in answer
