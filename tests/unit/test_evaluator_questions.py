@@ -162,13 +162,15 @@ def test_the_tries_of_a_process_ending_failure_share_one_compile_store_and_keep_
     from minifier.search.bugs import speculative_checks
 
     gm = _graph()
-    crash = Evaluator(AnsweringPool(FAILS), Path("/case"), CompileSetup(CompileSpec(), []), signature="crash@inductor|SIGABRT")
+    crash = Evaluator(AnsweringPool(FAILS), Path("/case"), CompileSetup(CompileSpec(), []),
+                      signature="crash@inductor|SIGABRT")
     questions = speculative_checks(gm, 3, crash.signature, {})
     tries = [crash.job(q.gm, q.stage, q.repeat, **(q.how or {})) for q in questions if q.stage is None]
     assert len(tries) == 3 and all(j.share_compile for j in tries)
     stores = {j.compile_store() for j in tries}
     assert len(stores) == 1 and stores.pop().startswith("/case/compiles/")
-    assert [j.key() for j in tries] == [crash.job(gm, None, j.repeat, runs=j.runs).key() for j in tries]  # as Evaluator.repeats asks
+    as_repeats_asks = [crash.job(gm, None, j.repeat, runs=j.runs).key() for j in tries]  # Evaluator.repeats
+    assert [j.key() for j in tries] == as_repeats_asks
     planted = Evaluator(AnsweringPool(FAILS), Path("/case"), CompileSetup(CompileSpec(), [Injection("relu").to_dict()]),
                         signature="crash@inductor|SIGABRT")
     assert planted.job(gm, share_compile=True).compile_store() != crash.job(gm, share_compile=True).compile_store()

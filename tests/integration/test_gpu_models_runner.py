@@ -1,6 +1,6 @@
 """corpus/gpu_models/run_device.py's table of real-model rows against the built-in minifier: the
 ratio only where the built-in gave a repro that fails, its failure said where it did not, and the
-line naming the run above it. No GPU needed: rows as the runner records them."""
+line naming the run above it (git names the commit). No GPU needed: rows as the runner records them."""
 import importlib.util
 from pathlib import Path
 
