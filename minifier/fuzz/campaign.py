@@ -98,6 +98,7 @@ class Runner:
         self.work = work
         self.injections = [parse_spec(s).to_dict() for s in opts.injections]
         settings.share_cores()  # the worker compiles beside this process's own eager runs
+        settings.drop_overrides()  # the worker's caches as compiler.settings sets them
         self.pool = WorkerPool(1, work / "logs", timeout=opts.example_timeout)
         self.cache: dict[str, dict] = {}
         self.statuses: Counter = Counter()

@@ -44,6 +44,7 @@ def recheck(folder: Path, say) -> dict[str, dict]:
 
     findings = load(folder)
     settings.share_cores()
+    settings.drop_overrides()  # the worker's caches as compiler.settings sets them
     pool = WorkerPool(1, folder / "work" / "recheck", timeout=120.0)
     try:
         for number, (ident, record) in enumerate(findings.items(), 1):
