@@ -69,18 +69,20 @@ class Job:
         names = KEY_FIELDS + (("op",) if self.op != "check" else ()) + (("runs",) if self.runs > 1 else ()) \
             + (("ignore",) if self.judging.ignore else ()) + (("backward",) if self.backward else ()) \
             + (("judged_outputs",) if self.judged_outputs else ()) + (("calls_before",) if self.calls_before else ())
-        wire = self.to_dict()
-        blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return self._digest(names)
 
     def compile_store(self) -> str | None:
         """Where the tries of this question keep the compile they share (compiler.shared_compile):
         a folder per graph, inputs, stage and setup, under the case's own; None unless `share_compile`."""
         if not self.share_compile:
             return None
+        return os.path.join(self.case_dir, "compiles", self._digest(STORE_FIELDS)[:16])
+
+    def _digest(self, names: tuple[str, ...]) -> str:
+        """A hash of the wire fields `names`: what the key or the compile store is made of."""
         wire = self.to_dict()
-        blob = json.dumps({k: wire.get(k) for k in STORE_FIELDS}, sort_keys=True, default=str)
-        return os.path.join(self.case_dir, "compiles", hashlib.sha256(blob.encode()).hexdigest()[:16])
+        blob = json.dumps({k: wire.get(k) for k in names}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def to_dict(self) -> dict:
         """The job as sent to a worker: plain lists and dicts, unset (None) fields left out; the
